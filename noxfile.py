@@ -1,0 +1,279 @@
+"""Every workflow of the fork is a nox session.
+
+`nox` (no arguments) runs the default set, which is the README's test command
+and what CI runs: the fork's tests on Python 3.10-3.13 x mcp 1.x/2.x, the
+patch check, lint, type check on both mcp majors, upstream's own suite on
+three mcp versions, the proof that the feature tests fail without their
+patches, and the end-to-end tests against the real Claude Code CLI.
+
+Maintenance sessions (not in the default run): vendor, export, rebase, bench,
+demo, cli.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT / "tools"))
+import forktool  # noqa: E402
+
+PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
+TOOL_PYTHON = "3.11"
+MCP_MAJORS = {"mcp1": "mcp==1.30.0", "mcp2": "mcp==2.3.0"}
+MCP_FLOOR = "mcp==1.23.3"
+# Test and tool versions are pinned so that a clean clone behaves the same
+# tomorrow as today.
+TEST_DEPS = ["pytest==9.2.0", "pytest-asyncio==1.5.0", "hypothesis==6.170.17"]
+UPSTREAM_TEST_DEPS = ["pytest==9.2.0", "anyio[trio]==4.16.0", "pytest-cov==7.1.0"]
+RUFF = "ruff==0.17.6"
+MYPY = "mypy==2.4.1"
+# Tests that need something other than the installed package: the tooling
+# (tests/repo) and the real CLI (tests/e2e, run by the e2e session).
+NOT_PACKAGE_TESTS = ["--ignore=tests/e2e", "--ignore=tests/repo"]
+
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.reuse_existing_virtualenvs = False
+nox.options.error_on_missing_interpreters = True
+nox.options.sessions = [
+    "patch_check",
+    "lint",
+    "typecheck",
+    "tests",
+    "repo",
+    "upstream",
+    "prove",
+]
+
+
+def _expose_pyenv_interpreters() -> None:
+    """Put every pyenv-installed CPython 3.10-3.13 on PATH.
+
+    pyenv's shims only answer for the versions selected as global, so
+    `python3.13` fails on a machine whose global is 3.11 even though 3.13 is
+    installed; nox and uv look interpreters up on PATH.
+    """
+    versions = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    if not versions.is_dir():
+        return
+    dirs = []
+    for wanted in PYTHONS:
+        found = sorted(versions.glob(f"{wanted}.*"), reverse=True)
+        if found and (found[0] / "bin").is_dir():
+            dirs.append(str(found[0] / "bin"))
+    os.environ["PATH"] = os.pathsep.join([*dirs, os.environ.get("PATH", "")])
+
+
+_expose_pyenv_interpreters()
+
+
+def _fail_on_fork_error(session: nox.Session, action: object) -> object:
+    try:
+        return action() if callable(action) else action
+    except forktool.ForkError as e:
+        session.error(str(e))
+
+
+# ---------------------------------------------------------------------------
+# The patch series
+
+
+@nox.session(python=False)
+def vendor(session: nox.Session) -> None:
+    """Fetch the pinned sdist (hash-checked), apply patches/series, write src/."""
+    _fail_on_fork_error(session, forktool.vendor)
+
+
+@nox.session(python=False)
+def patch_check(session: nox.Session) -> None:
+    """Prove src/claude_agent_sdk/ == pristine upstream + patches/series, byte for byte."""
+    problems = _fail_on_fork_error(session, forktool.check)
+    if problems:
+        session.error(
+            "\n".join(problems)  # type: ignore[arg-type]
+            + "\n"
+            + forktool.CHECK_HELP.format(dist=forktool.DIST, version=forktool.base_version())
+        )
+    session.log(
+        f"src/ == pristine {forktool.DIST} {forktool.base_version()} "
+        f"+ {len(forktool.series())} patch(es)"
+    )
+
+
+@nox.session(python=False)
+def export(session: nox.Session) -> None:
+    """Turn edits in src/ (or commits in .work/upstream) into patches/.
+
+    nox -s export                        commits in .work/upstream only
+    nox -s export -- --into 0002         fold uncommitted edits into a patch
+    nox -s export -- --new "Subject"     a new patch at the end of the series
+    """
+    code = forktool.main(["export", *session.posargs])
+    if code:
+        session.error("export failed (see above)")
+
+
+@nox.session(python=TOOL_PYTHON)
+def rebase(session: nox.Session) -> None:
+    """Apply the series to another upstream release; run the fork's tests there.
+
+    nox -s rebase -- 0.2.184
+    """
+    if len(session.posargs) != 1:
+        session.error("usage: nox -s rebase -- <upstream version>")
+    (version,) = session.posargs
+    dest = forktool.CACHE / "rebase" / version
+    tree = _fail_on_fork_error(session, lambda: forktool.rebase_trial(version, dest))
+    assert isinstance(tree, forktool.Tree)
+    if not tree.all_applied:
+        session.error(f"the series does not apply cleanly to {version} (see above)")
+    session.install(str(tree.path), MCP_MAJORS["mcp2"], *TEST_DEPS)
+    session.run("pytest", "-q", *NOT_PACKAGE_TESTS, "-p", "no:cacheprovider")
+
+
+# ---------------------------------------------------------------------------
+# Tests
+
+
+@nox.session(python=PYTHONS)
+@nox.parametrize("mcp", list(MCP_MAJORS), ids=list(MCP_MAJORS))
+def tests(session: nox.Session, mcp: str) -> None:
+    """The fork's own tests (contract, property, ...) against the built package."""
+    session.install(".", MCP_MAJORS[mcp], *TEST_DEPS)
+    session.run("pytest", "-q", *NOT_PACKAGE_TESTS, *session.posargs)
+
+
+@nox.session(python=TOOL_PYTHON)
+def repo(session: nox.Session) -> None:
+    """Tests of the repository itself: packaging, tooling, docs generated from tests."""
+    session.install(*TEST_DEPS, "build", "pip")
+    session.run("pytest", "-q", "tests/repo", *session.posargs)
+
+
+def _upstream_tree(session: nox.Session, dest: Path) -> Path:
+    """Pristine + series (upstream's tests with the patches' changes), testing src/.
+
+    The tree's package directory is replaced by a link to this repository's
+    src/claude_agent_sdk, so upstream's suite exercises exactly what ships;
+    the repository's CHANGELOG.md stands in for upstream's, which the sdist
+    does not carry and tests/test_changelog.py reads.
+    """
+    tree = _fail_on_fork_error(session, lambda: forktool.build_tree(dest))
+    assert isinstance(tree, forktool.Tree)
+    _fail_on_fork_error(session, lambda: forktool.require_applied(tree))
+    package = tree.path / "src" / forktool.PACKAGE
+    import shutil
+
+    shutil.rmtree(package)
+    package.symlink_to(forktool.SRC, target_is_directory=True)
+    shutil.copy2(ROOT / "CHANGELOG.md", tree.path / "CHANGELOG.md")
+    return tree.path
+
+
+@nox.session(python=TOOL_PYTHON)
+@nox.parametrize(
+    "mcp",
+    [MCP_MAJORS["mcp2"], MCP_MAJORS["mcp1"], MCP_FLOOR],
+    ids=["mcp2", "mcp1", "mcp-floor"],
+)
+def upstream(session: nox.Session, mcp: str) -> None:
+    """Upstream's own test suite (with the series' test changes) against src/."""
+    session.install(".", mcp, *UPSTREAM_TEST_DEPS)
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = _upstream_tree(session, Path(tmp) / "upstream")
+        with session.chdir(tree):
+            session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs)
+
+
+@nox.session(python=TOOL_PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff, with upstream's configuration, on the package, the fork's files and
+    the upstream tests the series changes."""
+    session.install(RUFF)
+    paths = ["src", "tests", "tools", "noxfile.py", "hatch_build.py"]
+    session.run("ruff", "check", *paths)
+    session.run("ruff", "format", "--check", *paths)
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = _upstream_tree(session, Path(tmp) / "upstream")
+        with session.chdir(tree):
+            session.run("ruff", "check", "tests")
+            session.run("ruff", "format", "--check", "tests")
+
+
+@nox.session(python=TOOL_PYTHON)
+@nox.parametrize("mcp", list(MCP_MAJORS), ids=list(MCP_MAJORS))
+def typecheck(session: nox.Session, mcp: str) -> None:
+    """mypy strict, configured as upstream configures it, on both mcp majors."""
+    session.install(".", MCP_MAJORS[mcp], MYPY)
+    session.run("mypy", "src/claude_agent_sdk")
+
+
+@nox.session(python=TOOL_PYTHON)
+@nox.parametrize("mcp", list(MCP_MAJORS), ids=list(MCP_MAJORS))
+def prove(session: nox.Session, mcp: str) -> None:
+    """Show that the tests can fail: each patch's feature tests fail without it.
+
+    For every patch N in the series, the tree without N (pristine + the
+    patches before it) is installed and the tests marked
+    ``requires_patch("<slug of N>")`` are run there: every one of them must
+    fail. On pristine upstream, the unmarked tests must pass.
+    """
+    patches = _fail_on_fork_error(session, forktool.series)
+    assert isinstance(patches, list)
+    with tempfile.TemporaryDirectory() as tmp:
+        for index, patch in enumerate([None, *patches]):
+            tree = _fail_on_fork_error(
+                session,
+                lambda: forktool.build_tree(Path(tmp) / f"tree{index}", patches=patches[: max(index - 1, 0)]),
+            )
+            assert isinstance(tree, forktool.Tree)
+            session.install("--reinstall", str(tree.path), MCP_MAJORS[mcp], *TEST_DEPS)
+            if patch is None:
+                session.log("pristine upstream: unmarked tests must pass")
+                session.run("pytest", "-q", *NOT_PACKAGE_TESTS, "--without-patches")
+                continue
+            slug = forktool.patch_slug(patch)
+            report = Path(tmp) / f"{slug}.xml"
+            session.log(f"without {patch.name}: its tests must all fail")
+            session.run(
+                "pytest", "-q", *NOT_PACKAGE_TESTS, f"--only-patch={slug}",
+                f"--junitxml={report}", "-p", "no:randomly",
+                success_codes=[0, 1],
+            )  # fmt: skip
+            passed, failed = _junit_outcomes(report)
+            if not failed:
+                session.error(f"no test exercises {patch.name}")
+            if passed:
+                session.error(
+                    f"these tests pass without {patch.name}, so they cannot "
+                    "detect its absence:\n  " + "\n  ".join(passed)
+                )
+            session.log(f"{len(failed)} test(s) fail without {patch.name}, as they must")
+
+
+def _junit_outcomes(report: Path) -> tuple[list[str], list[str]]:
+    passed, failed = [], []
+    for case in ET.parse(report).getroot().iter("testcase"):
+        name = f"{case.get('classname')}::{case.get('name')}"
+        if case.find("failure") is not None or case.find("error") is not None:
+            failed.append(name)
+        else:  # passed, skipped or xfailed: none of them shows the patch missing
+            passed.append(name)
+    return passed, failed
+
+
+# ---------------------------------------------------------------------------
+# Sessions kept beside the tooling they drive (tools/nox_*.py).
+
+for _module_path in sorted((ROOT / "tools").glob("nox_*.py")):
+    _spec = importlib.util.spec_from_file_location(_module_path.stem, _module_path)
+    assert _spec is not None and _spec.loader is not None
+    _module = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_module)

@@ -1,0 +1,75 @@
+"""Shared pytest wiring for the fork's tests.
+
+Tests that exercise a patch's feature carry ``@pytest.mark.requires_patch(slug)``
+(slug: the patch file name without its number, e.g. ``serve-extra-tool-fields``).
+``nox -s prove`` uses the options below to run exactly those tests on a tree
+without that patch, where every one of them must fail.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+SERIES = Path(__file__).resolve().parent.parent / "patches" / "series"
+
+
+def _known_slugs() -> set[str]:
+    if not SERIES.exists():
+        return set()
+    slugs = set()
+    for line in SERIES.read_text("utf-8").splitlines():
+        name = line.strip()
+        if name and not name.startswith("#"):
+            number, _, slug = name.removesuffix(".patch").partition("-")
+            slugs.add(slug)
+    return slugs
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("fork")
+    group.addoption(
+        "--only-patch",
+        metavar="SLUG",
+        help="run only the tests marked requires_patch(SLUG)",
+    )
+    group.addoption(
+        "--without-patches",
+        action="store_true",
+        help="deselect every test marked requires_patch (for pristine upstream)",
+    )
+
+
+def _slug_of(item: pytest.Item) -> str | None:
+    marker = item.get_closest_marker("requires_patch")
+    if marker is None:
+        return None
+    if len(marker.args) != 1 or not isinstance(marker.args[0], str):
+        raise pytest.UsageError(f"{item.nodeid}: requires_patch takes one slug")
+    return marker.args[0]
+
+
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    known = _known_slugs()
+    only = config.getoption("--only-patch")
+    without = config.getoption("--without-patches")
+    keep, drop = [], []
+    for item in items:
+        slug = _slug_of(item)
+        if slug is not None and slug not in known:
+            raise pytest.UsageError(
+                f"{item.nodeid}: requires_patch({slug!r}) names no patch in "
+                f"patches/series ({', '.join(sorted(known)) or 'empty'})"
+            )
+        if only is not None:
+            (keep if slug == only else drop).append(item)
+        elif without:
+            (drop if slug is not None else keep).append(item)
+        else:
+            keep.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

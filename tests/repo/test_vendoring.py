@@ -1,0 +1,100 @@
+"""The tree is provably pristine upstream + patches/series, and the tooling
+that proves it reports problems clearly."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+import forktool  # noqa: E402
+
+
+def test_src_equals_pristine_plus_series() -> None:
+    assert forktool.check() == []
+
+
+def test_series_applies_with_git_am_to_pristine_sdist(tmp_path: Path) -> None:
+    tree = forktool.build_tree(tmp_path / "tree")
+    assert tree.all_applied, [r.message for r in tree.results if not r.applied]
+    log = subprocess.run(
+        ["git", "log", "--format=%s", "pristine..HEAD"],
+        cwd=tree.path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert len(log) == len(forktool.series())
+
+
+def test_every_patch_is_format_patch_against_upstream_paths() -> None:
+    for patch in forktool.series():
+        text = patch.read_text("utf-8")
+        assert text.startswith("From 0000000000000000000000000000000000000000 ")
+        for line in text.splitlines():
+            if line.startswith("diff --git "):
+                a, b = line.split()[2:4]
+                assert a.startswith(("a/src/", "a/tests/")), line
+                assert b.startswith(("b/src/", "b/tests/")), line
+
+
+def test_hand_edit_in_src_is_reported_with_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    edited = tmp_path / "claude_agent_sdk"
+    shutil.copytree(forktool.SRC, edited)
+    with (edited / "query.py").open("a") as f:
+        f.write("# a hand edit\n")
+    (edited / "stray.py").write_text("")
+    monkeypatch.setattr(forktool, "SRC", edited)
+    problems = forktool.check()
+    assert "differs: query.py" in problems
+    assert "not produced by pristine + series: stray.py" in problems
+    help_text = forktool.CHECK_HELP.format(dist="d", version="v")
+    assert "nox -s export" in help_text and "nox -s vendor" in help_text
+
+
+def test_vendor_is_idempotent_and_touches_only_src(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "src" / "claude_agent_sdk"
+    licence = tmp_path / "LICENSE.upstream"
+    monkeypatch.setattr(forktool, "SRC", target)
+    monkeypatch.setattr(forktool, "UPSTREAM_LICENSE", licence)
+    forktool.vendor()
+    stamps = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")}
+    forktool.vendor()
+    assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")} == stamps
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["LICENSE.upstream", "src"]
+    assert forktool.tree_differences(forktool.ROOT / "src" / "claude_agent_sdk", target) == []
+
+
+def test_sdist_hash_mismatch_is_a_hard_error_naming_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = forktool.sdist()
+    monkeypatch.setattr(forktool, "CACHE", tmp_path)
+    (tmp_path / "sdist").mkdir()
+    shutil.copy2(real, tmp_path / "sdist" / real.name)
+    wrong = "0" * 64
+    with pytest.raises(forktool.ForkError) as caught:
+        forktool.sdist(forktool.base_version(), expected_sha256=wrong)
+    message = str(caught.value)
+    assert wrong in message
+    assert forktool.fork_config()["upstream-sdist-sha256"] in message
+    assert not (tmp_path / "sdist" / real.name).exists()
+
+
+def test_base_version_is_named_in_one_place() -> None:
+    """Only pyproject.toml [tool.fork] names the base version; the tooling reads it."""
+    version = forktool.base_version()
+    for path in [
+        forktool.ROOT / "noxfile.py",
+        forktool.ROOT / "hatch_build.py",
+        *(forktool.ROOT / "tools").glob("*.py"),
+    ]:
+        assert version not in path.read_text("utf-8"), path

@@ -1,0 +1,33 @@
+"""A git install carries no bundled CLI: the error a user gets must name the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from claude_agent_sdk import ClaudeAgentOptions, CLINotFoundError
+from claude_agent_sdk._internal.transport.subprocess_cli import (
+    SubprocessCLITransport,
+)
+
+
+def test_git_install_has_no_bundled_cli() -> None:
+    import claude_agent_sdk
+
+    bundled = Path(claude_agent_sdk.__file__).parent / "_bundled"
+    assert not [p for p in bundled.glob("claude*") if p.is_file()]
+
+
+def test_missing_cli_error_names_npm_install_and_cli_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: tmp_path))
+    transport = SubprocessCLITransport(prompt="hi", options=ClaudeAgentOptions())
+    with pytest.raises(CLINotFoundError) as caught:
+        transport._find_cli()
+    message = str(caught.value)
+    assert "npm install -g @anthropic-ai/claude-code" in message
+    assert "cli_path" in message

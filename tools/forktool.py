@@ -1,0 +1,514 @@
+"""Vendoring and patch-series machinery of the fork (stdlib only).
+
+The package in ``src/claude_agent_sdk/`` must always equal upstream's PyPI sdist
+plus ``patches/series`` applied in order with ``git am``. This module is the
+only code that knows how to produce that tree; ``noxfile.py`` wraps it in
+sessions (vendor, patch_check, export, rebase, ...) and it can also be run
+directly: ``python tools/forktool.py --help``.
+
+Layout it relies on:
+
+- ``pyproject.toml`` ``[tool.fork]``: upstream version and sdist sha256 (the
+  single place that names the base).
+- ``.cache/sdist/``: downloaded sdists (hash-checked before use).
+- ``.work/upstream/``: the developer's work repository, a git repo whose first
+  commit is the pristine sdist and whose following commits are the patches.
+  ``export`` writes patches from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the tooling runs on 3.11+, this keeps 3.10 usable
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = "claude_agent_sdk"
+DIST = "claude-agent-sdk"
+PATCHES = ROOT / "patches"
+SERIES = PATCHES / "series"
+CACHE = ROOT / ".cache"
+WORK = ROOT / ".work" / "upstream"
+SRC = ROOT / "src" / PACKAGE
+UPSTREAM_LICENSE = ROOT / "LICENSE.upstream"
+
+# A fixed identity and dates make the work repository's commits, and so the
+# exported patches, independent of who runs the tooling.
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "claude-agent-sdk fork",
+    "GIT_AUTHOR_EMAIL": "fork@localhost",
+    "GIT_COMMITTER_NAME": "claude-agent-sdk fork",
+    "GIT_COMMITTER_EMAIL": "fork@localhost",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+PRISTINE_TAG = "pristine"
+IGNORED_NAMES = {"__pycache__", ".DS_Store"}
+
+
+class ForkError(Exception):
+    """A failure the user has to act on; the message says how."""
+
+
+def fork_config() -> dict[str, object]:
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+    config: dict[str, object] = data["tool"]["fork"]
+    return config
+
+
+def base_version() -> str:
+    return str(fork_config()["upstream-version"])
+
+
+def distribution_version() -> str:
+    cfg = fork_config()
+    return f"{cfg['upstream-version']}+{cfg['local-label']}.{cfg['release']}"
+
+
+def git(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **GIT_ENV}
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=check, text=True, capture_output=True
+    )
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 16), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# ---------------------------------------------------------------------------
+# The sdist
+
+
+def sdist(version: str | None = None, expected_sha256: str | None = None) -> Path:
+    """Return the cached, hash-checked sdist of ``version``, downloading it once.
+
+    The pinned base is always checked against ``[tool.fork]``. Another
+    version (a rebase trial) has no pinned hash; its hash is printed so it
+    can be pinned when the fork moves to it.
+    """
+    cfg = fork_config()
+    if version is None or version == cfg["upstream-version"]:
+        version = str(cfg["upstream-version"])
+        expected_sha256 = expected_sha256 or str(cfg["upstream-sdist-sha256"])
+    target_dir = CACHE / "sdist"
+    target = target_dir / f"claude_agent_sdk-{version}.tar.gz"
+    if not target.exists():
+        target_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = [
+                sys.executable, "-m", "pip", "download", "--quiet",
+                "--no-deps", "--no-binary", ":all:", "--disable-pip-version-check",
+                "--dest", tmp, f"{DIST}=={version}",
+            ]  # fmt: skip
+            done = subprocess.run(cmd, text=True, capture_output=True)
+            files = list(Path(tmp).glob("*.tar.gz"))
+            if done.returncode != 0 or len(files) != 1:
+                raise ForkError(
+                    f"could not download the {DIST} {version} sdist from PyPI "
+                    f"(pip exit {done.returncode}):\n{done.stderr.strip()}"
+                )
+            shutil.move(str(files[0]), target)
+    actual = sha256_of(target)
+    if expected_sha256 is not None and actual != expected_sha256:
+        target.unlink()
+        raise ForkError(
+            f"sha256 mismatch for {target.name}:\n"
+            f"  expected {expected_sha256} (pyproject.toml [tool.fork])\n"
+            f"  actual   {actual}\n"
+            "The download was deleted. Refusing to vendor an unverified sdist."
+        )
+    if expected_sha256 is None:
+        print(f"note: {target.name} is not pinned; its sha256 is {actual}")
+    return target
+
+
+def extract_sdist(archive: Path, dest: Path) -> None:
+    """Extract an sdist's single top-level directory into ``dest``."""
+    with tempfile.TemporaryDirectory() as tmp, tarfile.open(archive) as tar:
+        if sys.version_info >= (3, 12):
+            tar.extractall(tmp, filter="data")
+        else:  # pragma: no cover
+            tar.extractall(tmp)  # noqa: S202 - hash-checked archive
+        (top,) = Path(tmp).iterdir()
+        shutil.copytree(top, dest, dirs_exist_ok=True)
+
+
+# ---------------------------------------------------------------------------
+# The series
+
+
+def series() -> list[Path]:
+    """Patch files named by ``patches/series``, in order."""
+    if not SERIES.exists():
+        return []
+    names = [
+        line.strip()
+        for line in SERIES.read_text("utf-8").splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    missing = [n for n in names if not (PATCHES / n).is_file()]
+    if missing:
+        raise ForkError(f"patches/series names missing files: {', '.join(missing)}")
+    return [PATCHES / n for n in names]
+
+
+def patch_slug(patch: Path) -> str:
+    """``0002-strict-schema-checks.patch`` -> ``strict-schema-checks``."""
+    stem = patch.name.removesuffix(".patch")
+    number, _, slug = stem.partition("-")
+    return slug if number.isdigit() else stem
+
+
+@dataclass
+class PatchResult:
+    patch: Path
+    applied: bool
+    rejected_hunks: str = ""
+    message: str = ""
+
+
+@dataclass
+class Tree:
+    path: Path
+    version: str
+    results: list[PatchResult] = field(default_factory=list)
+
+    @property
+    def all_applied(self) -> bool:
+        return all(r.applied for r in self.results)
+
+
+def init_pristine_repo(version: str, dest: Path) -> None:
+    """Make ``dest`` a git repo whose one commit is the pristine sdist."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    extract_sdist(sdist(version), dest)
+    git("init", "-q", "-b", "main", cwd=dest)
+    git("config", "core.autocrlf", "false", cwd=dest)
+    # -f: the sdist carries upstream's .gitignore, which must not hide any of
+    # the sdist's own files from the pristine commit.
+    git("add", "-A", "-f", ".", cwd=dest)
+    git("commit", "-q", "-m", f"{DIST} {version} (PyPI sdist, pristine)", cwd=dest)
+    git("tag", PRISTINE_TAG, cwd=dest)
+
+
+def apply_series(
+    tree: Tree, patches: list[Path], keep_going: bool = False
+) -> list[PatchResult]:
+    """``git am`` each patch in order (no fuzz: git applies exact context only).
+
+    With ``keep_going`` a patch that does not apply is recorded with its
+    rejected hunks and skipped, so a rebase trial reports every patch.
+    """
+    results: list[PatchResult] = []
+    for patch in patches:
+        done = git("am", "--keep-cr", "-q", str(patch), cwd=tree.path, check=False)
+        if done.returncode == 0:
+            results.append(PatchResult(patch, True))
+            continue
+        git("am", "--abort", cwd=tree.path, check=False)
+        rejected = git(
+            "apply", "--reject", "--verbose", str(patch), cwd=tree.path, check=False
+        )
+        hunks = []
+        for rej in sorted(tree.path.rglob("*.rej")):
+            hunks.append(f"--- {rej.relative_to(tree.path)}\n{rej.read_text('utf-8')}")
+        git("reset", "-q", "--hard", cwd=tree.path)
+        git("clean", "-qfd", cwd=tree.path)
+        results.append(
+            PatchResult(
+                patch,
+                False,
+                rejected_hunks="\n".join(hunks) or rejected.stderr,
+                message=(done.stderr or done.stdout).strip(),
+            )
+        )
+        if not keep_going:
+            break
+    tree.results = results
+    return results
+
+
+def build_tree(
+    dest: Path,
+    version: str | None = None,
+    patches: list[Path] | None = None,
+    keep_going: bool = False,
+) -> Tree:
+    """Pristine ``version`` plus ``patches`` (default: the whole series) at ``dest``."""
+    version = version or base_version()
+    patches = series() if patches is None else patches
+    init_pristine_repo(version, dest)
+    tree = Tree(dest, version)
+    apply_series(tree, patches, keep_going=keep_going)
+    return tree
+
+
+def require_applied(tree: Tree) -> None:
+    failed = [r for r in tree.results if not r.applied]
+    if failed:
+        first = failed[0]
+        raise ForkError(
+            f"{first.patch.name} does not apply to {DIST} {tree.version}:\n"
+            f"{first.message}\n{first.rejected_hunks}"
+        )
+
+
+# ---------------------------------------------------------------------------
+# Comparing and copying package trees
+
+
+def package_files(root: Path) -> dict[str, Path]:
+    files: dict[str, Path] = {}
+    if not root.exists():
+        return files
+    for path in root.rglob("*"):
+        rel = path.relative_to(root)
+        if any(part in IGNORED_NAMES for part in rel.parts) or path.suffix == ".pyc":
+            continue
+        if path.is_file():
+            files[rel.as_posix()] = path
+    return files
+
+
+def tree_differences(expected: Path, actual: Path) -> list[str]:
+    """Byte-for-byte differences between two package directories."""
+    want, have = package_files(expected), package_files(actual)
+    problems = []
+    for rel in sorted(want.keys() | have.keys()):
+        if rel not in have:
+            problems.append(f"missing in src/: {rel}")
+        elif rel not in want:
+            problems.append(f"not produced by pristine + series: {rel}")
+        elif not filecmp.cmp(want[rel], have[rel], shallow=False):
+            problems.append(f"differs: {rel}")
+    return problems
+
+
+def mirror(source: Path, dest: Path) -> None:
+    """Make ``dest`` hold exactly the package files of ``source``."""
+    want = package_files(source)
+    have = package_files(dest)
+    for rel in have.keys() - want.keys():
+        have[rel].unlink()
+    for rel, path in want.items():
+        target = dest / rel
+        if rel in have and filecmp.cmp(path, target, shallow=False):
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+    # Directories left empty by deletions.
+    if dest.exists():
+        for directory in sorted(dest.rglob("*"), reverse=True):
+            if directory.is_dir() and directory.name not in IGNORED_NAMES:
+                if not any(directory.iterdir()):
+                    directory.rmdir()
+
+
+# ---------------------------------------------------------------------------
+# Commands
+
+
+def vendor() -> Tree:
+    """Write ``src/claude_agent_sdk/`` (and LICENSE.upstream) from pristine + series.
+
+    Idempotent: files already equal are not touched; nothing outside those
+    two paths is written (besides the download cache).
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = build_tree(Path(tmp) / "tree")
+        require_applied(tree)
+        mirror(tree.path / "src" / PACKAGE, SRC)
+        license_text = (tree.path / "LICENSE").read_bytes()
+        if not UPSTREAM_LICENSE.exists() or UPSTREAM_LICENSE.read_bytes() != license_text:
+            UPSTREAM_LICENSE.write_bytes(license_text)
+        print(
+            f"vendored {DIST} {tree.version} + {len(tree.results)} patch(es) "
+            f"into {SRC.relative_to(ROOT)}"
+        )
+        return tree
+
+
+def check() -> list[str]:
+    """Differences between ``src/`` and pristine + series (empty when in sync)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = build_tree(Path(tmp) / "tree")
+        require_applied(tree)
+        problems = tree_differences(tree.path / "src" / PACKAGE, SRC)
+        upstream_license = tree.path / "LICENSE"
+        if not UPSTREAM_LICENSE.exists() or not filecmp.cmp(
+            upstream_license, UPSTREAM_LICENSE, shallow=False
+        ):
+            problems.append("differs: LICENSE.upstream (must be upstream's LICENSE)")
+        return problems
+
+
+CHECK_HELP = """\
+src/claude_agent_sdk/ is not pristine {dist} {version} + patches/series.
+How to fix:
+  - you meant to change the package: turn the edit into a patch with
+      nox -s export -- --into NNNN        (fold it into an existing patch)
+      nox -s export -- --new "Subject"    (a new patch at the end)
+  - the edit was an accident, or patches/ changed: re-vendor with
+      nox -s vendor
+"""
+
+
+def ensure_work_repo() -> Path:
+    """The developer's work repository, created from pristine + series if absent."""
+    if not (WORK / ".git").exists():
+        tree = build_tree(WORK)
+        require_applied(tree)
+        print(f"created work repository {WORK.relative_to(ROOT)}")
+    return WORK
+
+
+def export(into: str | None = None, new: str | None = None, body: str = "") -> None:
+    """Turn the work repository (plus edits made in src/) into patches/.
+
+    Edits made in ``src/claude_agent_sdk/`` are copied into the work
+    repository first. Uncommitted changes there must say where they go:
+    ``into`` (a patch number or slug to fold them into) or ``new`` (the
+    subject of a new patch at the end of the series).
+    """
+    work = ensure_work_repo()
+    mirror(SRC, work / "src" / PACKAGE)
+    status = git("status", "--porcelain", cwd=work).stdout.strip()
+    if status:
+        if into is None and new is None:
+            raise ForkError(
+                "uncommitted changes in the work repository (.work/upstream):\n"
+                f"{status}\n"
+                'say where they go: --into NNNN|slug, or --new "Subject"'
+            )
+        git("add", "-A", cwd=work)
+        if new is not None:
+            git("commit", "-q", "-m", f"{new}\n\n{body}".strip() + "\n", cwd=work)
+        else:
+            assert into is not None
+            target = _commit_for(work, into)
+            git("commit", "-q", "--fixup", target, cwd=work)
+            env_editor = {"GIT_SEQUENCE_EDITOR": "true"}
+            done = subprocess.run(
+                ["git", "rebase", "-q", "-i", "--autosquash", PRISTINE_TAG],
+                cwd=work,
+                env={**os.environ, **GIT_ENV, **env_editor},
+                text=True,
+                capture_output=True,
+            )
+            if done.returncode != 0:
+                raise ForkError(
+                    "folding the change into the patch conflicted with a later "
+                    "patch; resolve it in .work/upstream (git rebase --continue), "
+                    f"then run export again.\n{done.stderr}"
+                )
+    write_patches(work)
+    problems = check()
+    if problems:
+        raise ForkError("export produced a series that does not rebuild src/:\n" + "\n".join(problems))
+    print(f"exported {len(series())} patch(es) to patches/")
+
+
+def _commit_for(work: Path, which: str) -> str:
+    commits = git("rev-list", "--reverse", f"{PRISTINE_TAG}..HEAD", cwd=work).stdout.split()
+    patches = series()
+    for index, patch in enumerate(patches):
+        number = patch.name.split("-", 1)[0]
+        if which in (number, number.lstrip("0"), patch_slug(patch), patch.name):
+            return commits[index]
+    raise ForkError(f"no patch in the series matches {which!r}")
+
+
+def write_patches(work: Path) -> None:
+    """``git format-patch`` the work repository's commits into patches/."""
+    with tempfile.TemporaryDirectory() as tmp:
+        git(
+            "format-patch", "-q", "--zero-commit", "--full-index", "--no-signature",
+            "-N", "-o", tmp, f"{PRISTINE_TAG}..HEAD",
+            cwd=work,
+        )  # fmt: skip
+        produced = sorted(Path(tmp).glob("*.patch"))
+        PATCHES.mkdir(exist_ok=True)
+        for old in PATCHES.glob("*.patch"):
+            old.unlink()
+        for patch in produced:
+            shutil.copy2(patch, PATCHES / patch.name)
+        header = "# Applied in order with `git am` to upstream's PyPI sdist (see README).\n"
+        SERIES.write_text(header + "".join(f"{p.name}\n" for p in produced), "utf-8")
+
+
+def rebase_trial(version: str, dest: Path) -> Tree:
+    """Apply the series to another upstream release and report per patch."""
+    tree = build_tree(dest, version=version, keep_going=True)
+    print(f"rebase trial: {DIST} {version} in {dest}")
+    for result in tree.results:
+        state = "applied" if result.applied else "CONFLICTED"
+        print(f"  {result.patch.name}: {state}")
+        if not result.applied:
+            print(result.message)
+            print(result.rejected_hunks)
+    if not tree.results:
+        print("  (the series is empty)")
+    return tree
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("vendor", help="write src/ from pristine + series")
+    sub.add_parser("check", help="prove src/ equals pristine + series")
+    exp = sub.add_parser("export", help="write patches/ from .work/upstream and src/")
+    exp.add_argument("--into", help="fold uncommitted changes into this patch")
+    exp.add_argument("--new", help="subject of a new patch for uncommitted changes")
+    exp.add_argument("--body", default="", help="body of the new patch's message")
+    reb = sub.add_parser("rebase", help="apply the series to another upstream release")
+    reb.add_argument("version")
+    reb.add_argument("--dest", type=Path)
+    sub.add_parser("version", help="print the distribution version")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "vendor":
+            vendor()
+        elif args.command == "check":
+            problems = check()
+            if problems:
+                print("\n".join(problems), file=sys.stderr)
+                print(CHECK_HELP.format(dist=DIST, version=base_version()), file=sys.stderr)
+                return 1
+            print(f"src/ == pristine {DIST} {base_version()} + {len(series())} patch(es)")
+        elif args.command == "export":
+            export(args.into, args.new, args.body)
+        elif args.command == "rebase":
+            dest = args.dest or CACHE / "rebase" / args.version
+            tree = rebase_trial(args.version, dest)
+            return 0 if tree.all_applied else 1
+        elif args.command == "version":
+            print(distribution_version())
+    except ForkError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
