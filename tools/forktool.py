@@ -344,7 +344,7 @@ def vendor() -> Tree:
             UPSTREAM_LICENSE.write_bytes(license_text)
         print(
             f"vendored {DIST} {tree.version} + {len(tree.results)} patch(es) "
-            f"into {SRC.relative_to(ROOT)}"
+            f"into {SRC}"
         )
         return tree
 

@@ -97,4 +97,5 @@ def test_base_version_is_named_in_one_place() -> None:
         forktool.ROOT / "hatch_build.py",
         *(forktool.ROOT / "tools").glob("*.py"),
     ]:
-        assert version not in path.read_text("utf-8"), path
+        text = path.read_text("utf-8")
+        assert f'"{version}"' not in text and f"'{version}'" not in text, path
