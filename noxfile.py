@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
@@ -33,6 +34,11 @@ MCP_FLOOR = "mcp==1.23.3"
 # tomorrow as today.
 TEST_DEPS = ["pytest==9.2.0", "pytest-asyncio==1.5.0", "hypothesis==6.170.17"]
 UPSTREAM_TEST_DEPS = ["pytest==9.2.0", "anyio[trio]==4.16.0", "pytest-cov==7.1.0"]
+# Upstream's [examples] extra and the wheel recompressor, so that upstream's
+# suite skips only what needs a live service or the git checkout (README).
+UPSTREAM_OPTIONAL_DEPS = [
+    "boto3", "moto[s3]", "redis", "fakeredis", "asyncpg", "zopfli",
+]  # fmt: skip
 RUFF = "ruff==0.17.6"
 MYPY = "mypy==2.4.1"
 # Tests that need something other than the installed package: the tooling
@@ -99,7 +105,9 @@ def patch_check(session: nox.Session) -> None:
         session.error(
             "\n".join(problems)  # type: ignore[arg-type]
             + "\n"
-            + forktool.CHECK_HELP.format(dist=forktool.DIST, version=forktool.base_version())
+            + forktool.CHECK_HELP.format(
+                dist=forktool.DIST, version=forktool.base_version()
+            )
         )
     session.log(
         f"src/ == pristine {forktool.DIST} {forktool.base_version()} "
@@ -157,6 +165,18 @@ def repo(session: nox.Session) -> None:
     session.run("pytest", "-q", "tests/repo", *session.posargs)
 
 
+def _build_tree(
+    session: nox.Session, dest: Path, patches: list[Path] | None = None
+) -> forktool.Tree:
+    """Pristine upstream plus ``patches`` (default: the series), all applied."""
+    try:
+        tree = forktool.build_tree(dest, patches=patches)
+        forktool.require_applied(tree)
+    except forktool.ForkError as e:
+        session.error(str(e))
+    return tree
+
+
 def _upstream_tree(session: nox.Session, dest: Path) -> Path:
     """Pristine + series (upstream's tests with the patches' changes), testing src/.
 
@@ -165,12 +185,8 @@ def _upstream_tree(session: nox.Session, dest: Path) -> Path:
     the repository's CHANGELOG.md stands in for upstream's, which the sdist
     does not carry and tests/test_changelog.py reads.
     """
-    tree = _fail_on_fork_error(session, lambda: forktool.build_tree(dest))
-    assert isinstance(tree, forktool.Tree)
-    _fail_on_fork_error(session, lambda: forktool.require_applied(tree))
+    tree = _build_tree(session, dest)
     package = tree.path / "src" / forktool.PACKAGE
-    import shutil
-
     shutil.rmtree(package)
     package.symlink_to(forktool.SRC, target_is_directory=True)
     shutil.copy2(ROOT / "CHANGELOG.md", tree.path / "CHANGELOG.md")
@@ -185,7 +201,7 @@ def _upstream_tree(session: nox.Session, dest: Path) -> Path:
 )
 def upstream(session: nox.Session, mcp: str) -> None:
     """Upstream's own test suite (with the series' test changes) against src/."""
-    session.install(".", mcp, *UPSTREAM_TEST_DEPS)
+    session.install(".", mcp, *UPSTREAM_TEST_DEPS, *UPSTREAM_OPTIONAL_DEPS)
     with tempfile.TemporaryDirectory() as tmp:
         tree = _upstream_tree(session, Path(tmp) / "upstream")
         with session.chdir(tree):
@@ -211,7 +227,7 @@ def lint(session: nox.Session) -> None:
 @nox.parametrize("mcp", list(MCP_MAJORS), ids=list(MCP_MAJORS))
 def typecheck(session: nox.Session, mcp: str) -> None:
     """mypy strict, configured as upstream configures it, on both mcp majors."""
-    session.install(".", MCP_MAJORS[mcp], MYPY)
+    session.install(".", MCP_MAJORS[mcp], MYPY, "anyio[trio]==4.16.0")
     session.run("mypy", "src/claude_agent_sdk")
 
 
@@ -229,11 +245,8 @@ def prove(session: nox.Session, mcp: str) -> None:
     assert isinstance(patches, list)
     with tempfile.TemporaryDirectory() as tmp:
         for index, patch in enumerate([None, *patches]):
-            tree = _fail_on_fork_error(
-                session,
-                lambda: forktool.build_tree(Path(tmp) / f"tree{index}", patches=patches[: max(index - 1, 0)]),
-            )
-            assert isinstance(tree, forktool.Tree)
+            before = patches[: max(index - 1, 0)]
+            tree = _build_tree(session, Path(tmp) / f"tree{index}", before)
             session.install("--reinstall", str(tree.path), MCP_MAJORS[mcp], *TEST_DEPS)
             if patch is None:
                 session.log("pristine upstream: unmarked tests must pass")
@@ -255,7 +268,9 @@ def prove(session: nox.Session, mcp: str) -> None:
                     f"these tests pass without {patch.name}, so they cannot "
                     "detect its absence:\n  " + "\n  ".join(passed)
                 )
-            session.log(f"{len(failed)} test(s) fail without {patch.name}, as they must")
+            session.log(
+                f"{len(failed)} test(s) fail without {patch.name}, as they must"
+            )
 
 
 def _junit_outcomes(report: Path) -> tuple[list[str], list[str]]:

@@ -320,9 +320,12 @@ def mirror(source: Path, dest: Path) -> None:
     # Directories left empty by deletions.
     if dest.exists():
         for directory in sorted(dest.rglob("*"), reverse=True):
-            if directory.is_dir() and directory.name not in IGNORED_NAMES:
-                if not any(directory.iterdir()):
-                    directory.rmdir()
+            if (
+                directory.is_dir()
+                and directory.name not in IGNORED_NAMES
+                and not any(directory.iterdir())
+            ):
+                directory.rmdir()
 
 
 # ---------------------------------------------------------------------------
@@ -340,11 +343,13 @@ def vendor() -> Tree:
         require_applied(tree)
         mirror(tree.path / "src" / PACKAGE, SRC)
         license_text = (tree.path / "LICENSE").read_bytes()
-        if not UPSTREAM_LICENSE.exists() or UPSTREAM_LICENSE.read_bytes() != license_text:
+        if (
+            not UPSTREAM_LICENSE.exists()
+            or UPSTREAM_LICENSE.read_bytes() != license_text
+        ):
             UPSTREAM_LICENSE.write_bytes(license_text)
         print(
-            f"vendored {DIST} {tree.version} + {len(tree.results)} patch(es) "
-            f"into {SRC}"
+            f"vendored {DIST} {tree.version} + {len(tree.results)} patch(es) into {SRC}"
         )
         return tree
 
@@ -425,12 +430,17 @@ def export(into: str | None = None, new: str | None = None, body: str = "") -> N
     write_patches(work)
     problems = check()
     if problems:
-        raise ForkError("export produced a series that does not rebuild src/:\n" + "\n".join(problems))
+        raise ForkError(
+            "export produced a series that does not rebuild src/:\n"
+            + "\n".join(problems)
+        )
     print(f"exported {len(series())} patch(es) to patches/")
 
 
 def _commit_for(work: Path, which: str) -> str:
-    commits = git("rev-list", "--reverse", f"{PRISTINE_TAG}..HEAD", cwd=work).stdout.split()
+    commits = git(
+        "rev-list", "--reverse", f"{PRISTINE_TAG}..HEAD", cwd=work
+    ).stdout.split()
     patches = series()
     for index, patch in enumerate(patches):
         number = patch.name.split("-", 1)[0]
@@ -453,7 +463,9 @@ def write_patches(work: Path) -> None:
             old.unlink()
         for patch in produced:
             shutil.copy2(patch, PATCHES / patch.name)
-        header = "# Applied in order with `git am` to upstream's PyPI sdist (see README).\n"
+        header = (
+            "# Applied in order with `git am` to upstream's PyPI sdist (see README).\n"
+        )
         SERIES.write_text(header + "".join(f"{p.name}\n" for p in produced), "utf-8")
 
 
@@ -493,9 +505,14 @@ def main(argv: list[str] | None = None) -> int:
             problems = check()
             if problems:
                 print("\n".join(problems), file=sys.stderr)
-                print(CHECK_HELP.format(dist=DIST, version=base_version()), file=sys.stderr)
+                print(
+                    CHECK_HELP.format(dist=DIST, version=base_version()),
+                    file=sys.stderr,
+                )
                 return 1
-            print(f"src/ == pristine {DIST} {base_version()} + {len(series())} patch(es)")
+            print(
+                f"src/ == pristine {DIST} {base_version()} + {len(series())} patch(es)"
+            )
         elif args.command == "export":
             export(args.into, args.new, args.body)
         elif args.command == "rebase":

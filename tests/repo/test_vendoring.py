@@ -70,7 +70,10 @@ def test_vendor_is_idempotent_and_touches_only_src(
     forktool.vendor()
     assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")} == stamps
     assert sorted(p.name for p in tmp_path.iterdir()) == ["LICENSE.upstream", "src"]
-    assert forktool.tree_differences(forktool.ROOT / "src" / "claude_agent_sdk", target) == []
+    assert (
+        forktool.tree_differences(forktool.ROOT / "src" / "claude_agent_sdk", target)
+        == []
+    )
 
 
 def test_sdist_hash_mismatch_is_a_hard_error_naming_both(
