@@ -26,14 +26,17 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "tools"))
 import forktool  # noqa: E402
 
-PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
-TOOL_PYTHON = "3.11"
-MCP_MAJORS = {"mcp1": "mcp==1.30.0", "mcp2": "mcp==2.3.0"}
-MCP_FLOOR = "mcp==1.23.3"
-# Test and tool versions are pinned so that a clean clone behaves the same
-# tomorrow as today.
-TEST_DEPS = ["pytest==9.2.0", "pytest-asyncio==1.5.0", "hypothesis==6.170.17"]
-UPSTREAM_TEST_DEPS = ["pytest==9.2.0", "anyio[trio]==4.16.0", "pytest-cov==7.1.0"]
+from pins import (  # noqa: E402
+    MCP_FLOOR,
+    MCP_MAJORS,
+    MYPY,
+    PYTHONS,
+    RUFF,
+    TEST_DEPS,
+    TOOL_PYTHON,
+    UPSTREAM_TEST_DEPS,
+)
+
 # Upstream's [examples] extra and the wheel recompressor, so that upstream's
 # suite skips only what needs a live service or the git checkout (README).
 UPSTREAM_OPTIONAL_DEPS = [
@@ -56,6 +59,7 @@ nox.options.sessions = [
     "repo",
     "upstream",
     "prove",
+    "e2e",
 ]
 
 

@@ -388,7 +388,12 @@ def ensure_work_repo() -> Path:
     return WORK
 
 
-def export(into: str | None = None, new: str | None = None, body: str = "") -> None:
+def export(
+    into: str | None = None,
+    new: str | None = None,
+    body: str = "",
+    slugs: list[str] | None = None,
+) -> None:
     """Turn the work repository (plus edits made in src/) into patches/.
 
     Edits made in ``src/claude_agent_sdk/`` are copied into the work
@@ -396,8 +401,12 @@ def export(into: str | None = None, new: str | None = None, body: str = "") -> N
     ``into`` (a patch number or slug to fold them into) or ``new`` (the
     subject of a new patch at the end of the series).
     """
+    # Edits made in src/ (src/ no longer equals pristine + series) are carried
+    # into the work repository; otherwise the work repository is the source.
+    src_edited = bool(check())
     work = ensure_work_repo()
-    mirror(SRC, work / "src" / PACKAGE)
+    if src_edited:
+        mirror(SRC, work / "src" / PACKAGE)
     status = git("status", "--porcelain", cwd=work).stdout.strip()
     if status:
         if into is None and new is None:
@@ -427,7 +436,10 @@ def export(into: str | None = None, new: str | None = None, body: str = "") -> N
                     "patch; resolve it in .work/upstream (git rebase --continue), "
                     f"then run export again.\n{done.stderr}"
                 )
-    write_patches(work)
+    if new is not None and not slugs:
+        slugs = [new.lower().replace(" ", "-")[:40].strip("-")]
+    write_patches(work, slugs)
+    vendor()
     problems = check()
     if problems:
         raise ForkError(
@@ -449,8 +461,15 @@ def _commit_for(work: Path, which: str) -> str:
     raise ForkError(f"no patch in the series matches {which!r}")
 
 
-def write_patches(work: Path) -> None:
-    """``git format-patch`` the work repository's commits into patches/."""
+def write_patches(work: Path, slugs: list[str] | None = None) -> None:
+    """``git format-patch`` the work repository's commits into patches/.
+
+    A patch keeps its file name (``NNNN-<slug>.patch``) from one export to
+    the next, since tests name patches by slug; a patch new to the series is
+    named from ``slugs`` in order, or else from its subject as git would.
+    """
+    old_names = [p.name for p in series()]
+    new_slugs = list(slugs or [])
     with tempfile.TemporaryDirectory() as tmp:
         git(
             "format-patch", "-q", "--zero-commit", "--full-index", "--no-signature",
@@ -458,15 +477,21 @@ def write_patches(work: Path) -> None:
             cwd=work,
         )  # fmt: skip
         produced = sorted(Path(tmp).glob("*.patch"))
+        names = []
+        for index, patch in enumerate(produced):
+            if index < len(old_names):
+                names.append(old_names[index])
+            elif new_slugs:
+                names.append(f"{index + 1:04d}-{new_slugs.pop(0)}.patch")
+            else:
+                names.append(patch.name)
         PATCHES.mkdir(exist_ok=True)
         for old in PATCHES.glob("*.patch"):
             old.unlink()
-        for patch in produced:
-            shutil.copy2(patch, PATCHES / patch.name)
-        header = (
-            "# Applied in order with `git am` to upstream's PyPI sdist (see README).\n"
-        )
-        SERIES.write_text(header + "".join(f"{p.name}\n" for p in produced), "utf-8")
+        for patch, name in zip(produced, names, strict=True):
+            shutil.copy2(patch, PATCHES / name)
+        header = "# Applied in order with `git am` to upstream's PyPI sdist (see README).\n"
+        SERIES.write_text(header + "".join(f"{n}\n" for n in names), "utf-8")
 
 
 def rebase_trial(version: str, dest: Path) -> Tree:
@@ -493,6 +518,12 @@ def main(argv: list[str] | None = None) -> int:
     exp.add_argument("--into", help="fold uncommitted changes into this patch")
     exp.add_argument("--new", help="subject of a new patch for uncommitted changes")
     exp.add_argument("--body", default="", help="body of the new patch's message")
+    exp.add_argument(
+        "--slug",
+        action="append",
+        dest="slugs",
+        help="file-name slug of a patch new to the series (repeat, in order)",
+    )
     reb = sub.add_parser("rebase", help="apply the series to another upstream release")
     reb.add_argument("version")
     reb.add_argument("--dest", type=Path)
@@ -514,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"src/ == pristine {DIST} {base_version()} + {len(series())} patch(es)"
             )
         elif args.command == "export":
-            export(args.into, args.new, args.body)
+            export(args.into, args.new, args.body, args.slugs)
         elif args.command == "rebase":
             dest = args.dest or CACHE / "rebase" / args.version
             tree = rebase_trial(args.version, dest)

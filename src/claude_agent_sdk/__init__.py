@@ -1,9 +1,10 @@
 """Claude SDK for Python."""
 
 import logging
+import math
 import sys
 import types as builtin_types
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
@@ -26,6 +27,7 @@ else:
     from typing_extensions import is_typeddict
 
 import jsonschema
+import pydantic
 from mcp.types import CallToolResult, Tool
 from mcp.types import ToolAnnotations as _McpToolAnnotations
 
@@ -63,6 +65,13 @@ from ._internal.sessions import (
     list_sessions_from_store,
     list_subagents,
     list_subagents_from_store,
+)
+from ._internal.strict_schema import (
+    find_limit_violations,
+    format_limits,
+    format_violations,
+    make_strict,
+    remember_strict_tools,
 )
 from ._internal.transport import Transport
 from ._version import __version__
@@ -265,13 +274,26 @@ class ToolAnnotations(_McpToolAnnotations, extra="allow"):
 
 @dataclass
 class SdkMcpTool(Generic[T]):
-    """Definition for an SDK MCP tool."""
+    """Definition for an SDK MCP tool.
+
+    ``strict``, ``input_examples`` and ``extra_fields`` become top-level
+    fields of the tool's ``tools/list`` entry (see ``tool()``). They are
+    checked when the tool is defined, however it is built, and kept as plain
+    JSON copies, so changing the caller's lists and dicts afterwards does not
+    change what is served.
+    """
 
     name: str
     description: str
     input_schema: type[T] | dict[str, Any]
     handler: Callable[[T], Awaitable[dict[str, Any]]]
     annotations: _McpToolAnnotations | None = None
+    strict: bool | None = None
+    input_examples: list[dict[str, Any]] | None = None
+    extra_fields: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        self.input_examples, self.extra_fields = _check_listed_fields(self)
 
 
 def tool(
@@ -279,6 +301,10 @@ def tool(
     description: str,
     input_schema: type | dict[str, Any],
     annotations: _McpToolAnnotations | None = None,
+    *,
+    strict: bool | None = None,
+    input_examples: list[dict[str, Any]] | None = None,
+    extra_fields: dict[str, Any] | None = None,
 ) -> Callable[[Callable[[Any], Awaitable[dict[str, Any]]]], SdkMcpTool[Any]]:
     """Decorator for defining MCP tools with type safety.
 
@@ -303,6 +329,39 @@ def tool(
             ``ToolAnnotations(maxResultSizeChars=N)`` additionally raises the
             size up to which Claude Code keeps this tool's result inline
             instead of persisting it to a file and showing a preview.
+        strict: Optional. ``True`` asks for strict tool use, where the
+            model's input is held to ``input_schema``; ``False`` says so
+            explicitly. Served to Claude Code as the top-level ``strict``
+            field of the tool's ``tools/list`` entry; left out when ``None``.
+            Claude Code 2.1.332 does not yet copy ``strict`` from an MCP tool
+            into its API request, so for now the CLI receives it but the
+            model is not held to the schema.
+            With ``True`` the schema must also keep strict mode's rules,
+            checked when the tool is defined: no recursive schemas or
+            external ``$ref``; no ``minimum``, ``maximum``,
+            ``exclusiveMinimum``, ``exclusiveMaximum``, ``multipleOf``,
+            ``minLength`` or ``maxLength``; ``additionalProperties`` only
+            ``false``; of the array constraints only ``minItems`` 0 or 1; no
+            backreferences, lookaround or ``\\b`` in a ``pattern``. Every
+            object that declares its properties is served closed
+            (``additionalProperties: false`` is added where missing, also to
+            the schemas generated from a dict or a TypedDict), and calls are
+            validated against that served schema.
+        input_examples: Optional list of example inputs, each a JSON object
+            that must validate against ``input_schema`` (checked when the
+            tool is defined). Served as the top-level ``input_examples``
+            field, with the same caveat as ``strict``.
+        extra_fields: Optional mapping of further top-level fields for the
+            tool's ``tools/list`` entry, served exactly as given: standard
+            MCP Tool fields the other arguments do not cover (``title``,
+            ``outputSchema``, ``icons``, ...) and any other key. Values must
+            be plain JSON (dict with str keys, list, str, int, finite float,
+            bool, None); standard fields are checked against the installed
+            mcp's ``Tool`` model. Fields the SDK builds itself (``name``,
+            ``description``, ``inputSchema``, ``annotations``, ``_meta``,
+            ``strict``, ``input_examples``) are refused here; use their own
+            arguments. A tool that declares an ``outputSchema`` must return
+            matching ``structuredContent`` (see Notes).
 
     Returns:
         A decorator function that wraps the tool implementation and returns
@@ -337,6 +396,50 @@ def tool(
         ... async def get_schema(args):
         ...     return {"content": [{"type": "text", "text": load_schema()}]}
 
+        Strict tool with input examples and further Tool fields:
+        >>> @tool(
+        ...     "search",
+        ...     "Search case law",
+        ...     {"jurisdiction": str, "terms": list[str]},
+        ...     annotations=ToolAnnotations(readOnlyHint=True),
+        ...     strict=True,
+        ...     input_examples=[{"jurisdiction": "se", "terms": ["payout"]}],
+        ...     extra_fields={"title": "Case search", "x-acme-tier": 2},
+        ... )
+        ... async def search(args):
+        ...     return {"content": [{"type": "text", "text": find(args["terms"])}]}
+
+        Tool with structured output:
+        >>> @tool(
+        ...     "count_lines",
+        ...     "Count the lines of a file",
+        ...     {"path": str},
+        ...     extra_fields={
+        ...         "outputSchema": {
+        ...             "type": "object",
+        ...             "properties": {"lines": {"type": "integer"}},
+        ...             "required": ["lines"],
+        ...         }
+        ...     },
+        ... )
+        ... async def count_lines(args):
+        ...     n = len(Path(args["path"]).read_text().splitlines())
+        ...     return {
+        ...         "content": [{"type": "text", "text": f"{n} lines"}],
+        ...         "structuredContent": {"lines": n},
+        ...     }
+
+    Raises:
+        TypeError: ``strict`` is not a bool or None, ``extra_fields`` is not
+            a mapping with str keys, or one of its values is not JSON.
+        ValueError: an input example is not a JSON object or does not match
+            the input schema, ``extra_fields`` names a field the SDK builds,
+            holds a value JSON cannot represent, or gives a standard MCP Tool
+            field a value the MCP ``Tool`` model refuses. Each message names
+            the tool and the field. With ``strict=True``: the input schema
+            breaks one of strict mode's rules; the message lists every
+            violation with its JSON Pointer.
+
     Notes:
         - The tool function must be async (defined with async def)
         - The function receives a single dict argument with the input parameters
@@ -345,6 +448,12 @@ def tool(
         - The function should return a dict with a "content" key containing the response
         - Errors can be indicated by including "is_error": True in the response;
           an exception raised by the function is reported the same way
+        - The response may carry a "structuredContent" dict (also accepted as
+          "structured_content"; given both, "structuredContent" wins), which
+          is passed on with the content. For a tool with an outputSchema it
+          is required on every non-error result and must match the schema;
+          otherwise the call is reported to Claude as an error naming the
+          tool. MCP recommends also returning the same data as text content.
     """
 
     def decorator(
@@ -356,6 +465,9 @@ def tool(
             input_schema=input_schema,
             handler=handler,
             annotations=annotations,
+            strict=strict,
+            input_examples=input_examples,
+            extra_fields=extra_fields,
         )
 
     return decorator
@@ -456,6 +568,26 @@ def _build_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
     return {"type": "object", "properties": {}}
 
 
+def _served_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
+    """The input schema a tool is listed with and its calls are checked against.
+
+    A non-strict tool's schema is served exactly as declared. A strict tool's
+    is held to strict mode's rules here, on the SDK's side, because the API
+    answers a strict schema it cannot compile with a 400 and Claude Code
+    quietly sends such a tool as non-strict; either way the author would
+    learn of it late. What is served is the normalized copy (objects closed),
+    so the examples, the listing and every call agree on one schema.
+    """
+    schema = _build_input_schema(tool_def)
+    if tool_def.strict is not True:
+        return schema
+    strict_schema, violations = make_strict(schema)
+    if violations:
+        raise ValueError(format_violations(tool_def.name, violations))
+    served: dict[str, Any] = strict_schema
+    return served
+
+
 def _build_meta(tool_def: SdkMcpTool[Any]) -> dict[str, Any] | None:
     # Client-specific hints travel in _meta under namespaced keys because MCP
     # clients drop annotation fields they do not know. maxResultSizeChars is
@@ -466,6 +598,243 @@ def _build_meta(tool_def: SdkMcpTool[Any]) -> dict[str, Any] | None:
     if max_size is None:
         return None
     return {"anthropic/maxResultSizeChars": max_size}
+
+
+# Top-level fields of a tools/list entry that the SDK builds itself, each with
+# the way to set it; extra_fields may not replace them.
+_SDK_BUILT_TOOL_FIELDS = {
+    "name": "the name argument",
+    "description": "the description argument",
+    "inputSchema": "the input_schema argument",
+    "annotations": "the annotations argument",
+    "_meta": "ToolAnnotations(maxResultSizeChars=...)",
+    "strict": "the strict argument",
+    "input_examples": "the input_examples argument",
+}
+
+# Wire names of the fields the installed mcp's Tool model defines.
+_MCP_TOOL_FIELDS = frozenset(
+    field.alias or name for name, field in Tool.model_fields.items()
+)
+
+_JSON_TYPES = "dict with str keys, list, str, int, float, bool or None"
+
+
+def _json_snapshot(value: Any, path: str, open_containers: set[int]) -> Any:
+    """Return a plain-JSON copy of ``value``, or raise naming ``path``.
+
+    Only what JSON itself can carry is accepted, so a value is served exactly
+    as given rather than as some encoder would coerce it: a tuple or a set,
+    NaN, a non-str key or an arbitrary object is refused (TypeError for a
+    wrong type, ValueError for a value JSON cannot represent). Subclasses of
+    str, int and float (enums, say) are copied as the base type, which is
+    what ``json.dumps`` writes for them.
+    """
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{path} is {value!r}, which JSON cannot represent")
+        return float.__float__(value)
+    if not isinstance(value, (dict, list)):
+        raise TypeError(
+            f"{path} must be JSON ({_JSON_TYPES}), got {type(value).__name__}"
+        )
+    if id(value) in open_containers:
+        raise ValueError(f"{path} contains itself")
+    open_containers.add(id(value))
+    try:
+        if isinstance(value, list):
+            return [
+                _json_snapshot(item, f"{path}[{index}]", open_containers)
+                for index, item in enumerate(value)
+            ]
+        copy: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(
+                    f"{path} has the key {key!r}; JSON object keys must be str"
+                )
+            copy[str.__str__(key)] = _json_snapshot(
+                item, f"{path}[{key!r}]", open_containers
+            )
+        return copy
+    finally:
+        open_containers.discard(id(value))
+
+
+def _check_listed_fields(
+    tool_def: SdkMcpTool[Any],
+) -> tuple[list[dict[str, Any]] | None, dict[str, Any] | None]:
+    """Check a tool's ``strict``, ``input_examples`` and ``extra_fields``.
+
+    Returns plain-JSON copies of the examples and the extra fields. Every
+    problem is raised here, when the tool is defined, naming the tool and
+    the field: nothing reaches the wire that the CLI would have to refuse,
+    and nothing is dropped on the way.
+    """
+    strict = tool_def.strict
+    if strict is not None and not isinstance(strict, bool):
+        raise TypeError(
+            f"Tool '{tool_def.name}': strict must be a bool or None, "
+            f"got {type(strict).__name__}"
+        )
+    if strict:
+        _served_input_schema(tool_def)  # refuses what strict mode cannot compile
+    return _check_input_examples(tool_def), _check_extra_fields(tool_def)
+
+
+def _check_input_examples(tool_def: SdkMcpTool[Any]) -> list[dict[str, Any]] | None:
+    examples = tool_def.input_examples
+    if examples is None:
+        return None
+    where = f"Tool '{tool_def.name}': input_examples"
+    if not isinstance(examples, list):
+        raise ValueError(
+            f"{where} must be a list of JSON objects, got {type(examples).__name__}"
+        )
+    copies: list[dict[str, Any]] = []
+    for index, example in enumerate(examples):
+        if not isinstance(example, dict):
+            raise ValueError(
+                f"{where}[{index}] must be a JSON object (dict), "
+                f"got {type(example).__name__}"
+            )
+        try:
+            copies.append(_json_snapshot(example, f"input_examples[{index}]", set()))
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"Tool '{tool_def.name}': {e}") from None
+    schema = _served_input_schema(tool_def)
+    validator_class = jsonschema.validators.validator_for(schema)
+    try:
+        validator_class.check_schema(schema)
+    except jsonschema.SchemaError as e:
+        raise ValueError(
+            f"{where} cannot be checked: the input schema is not a valid "
+            f"JSON Schema: {e.message}"
+        ) from None
+    validator = validator_class(schema)
+    for index, example in enumerate(copies):
+        error = jsonschema.exceptions.best_match(validator.iter_errors(example))
+        if error is not None:
+            raise ValueError(
+                f"{where}[{index}] does not match the input schema: "
+                f"{error.message} (at {error.json_path})"
+            )
+    return copies
+
+
+def _check_extra_fields(tool_def: SdkMcpTool[Any]) -> dict[str, Any] | None:
+    fields = tool_def.extra_fields
+    if fields is None:
+        return None
+    where = f"Tool '{tool_def.name}': extra_fields"
+    if not isinstance(fields, Mapping):
+        raise TypeError(f"{where} must be a mapping, got {type(fields).__name__}")
+    copies: dict[str, Any] = {}
+    for key, value in fields.items():
+        if not isinstance(key, str):
+            raise TypeError(f"{where} keys must be str, got {key!r}")
+        if key in _SDK_BUILT_TOOL_FIELDS:
+            raise ValueError(
+                f"{where}[{key!r}] would replace a field the SDK builds; "
+                f"use {_SDK_BUILT_TOOL_FIELDS[key]} instead"
+            )
+        try:
+            copies[str.__str__(key)] = _json_snapshot(
+                value, f"extra_fields[{key!r}]", set()
+            )
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"Tool '{tool_def.name}': {e}") from None
+    _check_mcp_tool_fields(tool_def.name, copies)
+    return copies
+
+
+def _check_mcp_tool_fields(tool_name: str, fields: dict[str, Any]) -> None:
+    """Hold the standard MCP Tool fields among ``fields`` to the MCP schema."""
+    where = f"Tool '{tool_name}': extra_fields"
+    for key in fields.keys() & _MCP_TOOL_FIELDS:
+        if fields[key] is None:
+            # mcp leaves unset fields out; MCP clients refuse a null.
+            raise ValueError(f"{where}[{key!r}] is None; leave the key out instead")
+    try:
+        # By wire name only: mcp 2.x's model also takes its snake_case field
+        # names, which would be served as unknown keys, not as those fields.
+        Tool.model_validate(
+            {"name": "tool", "inputSchema": {"type": "object"}, **fields},
+            by_name=False,
+        )
+    except pydantic.ValidationError as e:
+        error = e.errors()[0]
+        path = "".join(f"[{part!r}]" for part in error["loc"])
+        raise ValueError(
+            f"{where}{path} is not valid for the MCP Tool model: {error['msg']}"
+        ) from None
+    output_schema = fields.get("outputSchema")
+    if output_schema is None:
+        return
+    if output_schema.get("type") != "object":
+        raise ValueError(
+            f"{where}['outputSchema'] must describe an object "
+            '("type": "object"), as MCP requires of a tool\'s output schema'
+        )
+    try:
+        jsonschema.validators.validator_for(output_schema).check_schema(output_schema)
+    except jsonschema.SchemaError as e:
+        raise ValueError(
+            f"{where}['outputSchema'] is not a valid JSON Schema: {e.message}"
+        ) from None
+
+
+def _listed_fields(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
+    """The fields a tool's tools/list entry carries beyond mcp's ``Tool``."""
+    input_examples, extra_fields = _check_listed_fields(tool_def)
+    fields: dict[str, Any] = {}
+    if tool_def.strict is not None:
+        fields["strict"] = tool_def.strict
+    if input_examples is not None:
+        fields["input_examples"] = input_examples
+    fields.update(extra_fields or {})
+    return fields
+
+
+def _structured_content_problem(
+    tool_name: str, result: dict[str, Any], output_validator: Any
+) -> str | None:
+    """Say what is wrong with the structuredContent of a result, if anything.
+
+    ``result`` is the result as it would go on the wire; ``output_validator``
+    checks the tool's outputSchema, and is None for a tool without one.
+
+    MCP clients refuse a non-error result of a tool that declares an
+    outputSchema unless its structuredContent matches that schema; Claude
+    Code's would fail the whole call. Caught here, the model gets an error
+    result that says which tool broke its contract and how.
+    """
+    structured = result.get("structuredContent")
+    if structured is not None and not isinstance(structured, dict):
+        return (
+            f"Tool '{tool_name}' returned structuredContent that is not a JSON "
+            f"object (got {type(structured).__name__})"
+        )
+    if output_validator is None or result.get("isError"):
+        return None
+    if structured is None:
+        return (
+            f"Tool '{tool_name}' declares an outputSchema but returned no "
+            "structuredContent"
+        )
+    error = jsonschema.exceptions.best_match(output_validator.iter_errors(structured))
+    if error is None:
+        return None
+    return (
+        f"Tool '{tool_name}' returned structuredContent that does not match its "
+        f"outputSchema: {error.message} (at {error.json_path})"
+    )
 
 
 def _tool_error_result(message: str) -> CallToolResult:
@@ -586,6 +955,13 @@ def create_sdk_mcp_server(
         >>> my_server = Server("mine")  # register handlers with the mcp API
         >>> config = McpSdkServerConfig(type="sdk", name="mine", instance=my_server)
 
+        Such a server's tools are listed as mcp serializes them. On mcp 1.x
+        that includes fields its ``Tool`` model does not define (``strict``,
+        ``input_examples``, vendor keys); mcp 2.x strips those from every
+        ``tools/list`` result, so on 2.x they reach Claude Code only from
+        tools made with ``tool()`` (``strict=``, ``input_examples=``,
+        ``extra_fields=``) and served by this function.
+
     Notes:
         - The server runs in the same process as your Python application
         - Tools have direct access to your application's variables and state
@@ -595,7 +971,17 @@ def create_sdk_mcp_server(
           unknown tools, invalid arguments and exceptions raised by a handler
           are all reported to Claude as error results rather than failing the
           request
+        - Each tool's ``strict``, ``input_examples`` and ``extra_fields`` are
+          served as top-level fields of its ``tools/list`` entry, the same way
+          on mcp 1.x and 2.x; a tool that sets none of them lists as before
         - Works with both mcp 1.x and mcp 2.x
+        - Strict tools (``strict=True``) are held to strict mode's per-request
+          caps: at most 20 strict tools, 24 optional parameters across their
+          schemas and 16 union-typed parameters (``anyOf``/``oneOf`` or a
+          ``type`` array). A server over a cap raises ValueError naming the
+          limit, the count and the tools; ``query()`` and
+          ``ClaudeSDKClient`` check the same caps across all their SDK
+          servers before starting Claude Code.
 
     See Also:
         - tool(): Decorator for creating tool functions
@@ -603,7 +989,25 @@ def create_sdk_mcp_server(
     """
     tools = tools or []
     tools_by_name = {tool_def.name: tool_def for tool_def in tools}
-    schemas = {tool_def.name: _build_input_schema(tool_def) for tool_def in tools}
+    schemas = {tool_def.name: _served_input_schema(tool_def) for tool_def in tools}
+    # Strict mode's per-request caps, for this server alone; check_request_limits
+    # applies them again across every server handed to one query.
+    strict_tools = [
+        (tool_name, schemas[tool_name])
+        for tool_name, tool_def in tools_by_name.items()
+        if tool_def.strict is True
+    ]
+    exceeded = find_limit_violations(strict_tools)
+    if exceeded:
+        raise ValueError(format_limits(f"SDK MCP server '{name}'", exceeded))
+    listed_fields = {tool_def.name: _listed_fields(tool_def) for tool_def in tools}
+    output_validators = {
+        tool_name: jsonschema.validators.validator_for(fields["outputSchema"])(
+            fields["outputSchema"]
+        )
+        for tool_name, fields in listed_fields.items()
+        if "outputSchema" in fields
+    }
     wire_tools = [
         Tool.model_validate(
             {
@@ -631,16 +1035,27 @@ def create_sdk_mcp_server(
             except jsonschema.ValidationError as e:
                 return _tool_error_result(f"Input validation error: {e.message}")
             result = await tool_def.handler(arguments)
-            return CallToolResult.model_validate(
-                {
-                    "content": _convert_tool_content(result.get("content", [])),
-                    "isError": result.get("is_error", False),
-                }
+            payload: dict[str, Any] = {
+                "content": _convert_tool_content(result.get("content", [])),
+                "isError": result.get("is_error", False),
+            }
+            # The wire name wins over the snake_case spelling, as for hints.
+            structured = result.get(
+                "structuredContent", result.get("structured_content")
             )
+            if structured is not None:
+                payload["structuredContent"] = structured
+            problem = _structured_content_problem(
+                tool_name, payload, output_validators.get(tool_name)
+            )
+            if problem is not None:
+                return _tool_error_result(problem)
+            return CallToolResult.model_validate(payload)
         except Exception as e:
             return _tool_error_result(str(e))
 
-    server = build_tool_server(name, version, wire_tools, run_tool)
+    server = build_tool_server(name, version, wire_tools, run_tool, listed_fields)
+    remember_strict_tools(server, strict_tools)
 
     return McpSdkServerConfig(type="sdk", name=name, instance=server)
 

@@ -97,6 +97,7 @@ class ClaudeSDKClient:
 
         from ._internal.session_resume import materialize_resume_session
         from ._internal.session_store_validation import validate_session_store_options
+        from ._internal.strict_schema import check_request_limits
 
         # Auto-connect with empty async iterable if no prompt is provided
         async def _empty_stream() -> AsyncIterator[dict[str, Any]]:
@@ -113,6 +114,8 @@ class ClaudeSDKClient:
         # Fail fast on invalid session_store option combinations before
         # spawning the subprocess.
         validate_session_store_options(self.options)
+        # Likewise on strict tools that together exceed strict mode's caps.
+        check_request_limits(self.options.mcp_servers)
 
         # resume/continue + session_store: load the session from the store
         # into a temp CLAUDE_CONFIG_DIR for the subprocess to resume from.

@@ -21,6 +21,7 @@ from .session_resume import (
     materialize_resume_session,
 )
 from .session_store_validation import validate_session_store_options
+from .strict_schema import check_request_limits
 from .transport import Transport
 from .transport.subprocess_cli import SubprocessCLITransport
 
@@ -42,6 +43,8 @@ class InternalClient:
         # Fail fast on invalid session_store option combinations before
         # spawning the subprocess.
         validate_session_store_options(options)
+        # Likewise on strict tools that together exceed strict mode's caps.
+        check_request_limits(options.mcp_servers)
 
         # resume/continue + session_store: load the session from the store
         # into a temp CLAUDE_CONFIG_DIR for the subprocess to resume from.

@@ -32,7 +32,12 @@ import anyio.abc
 from mcp.shared.memory import create_client_server_memory_streams
 from mcp.shared.message import SessionMessage
 
-from ._mcp_compat import can_cancel_requests, dump_jsonrpc, parse_jsonrpc
+from ._mcp_compat import (
+    can_cancel_requests,
+    complete_listed_tools,
+    dump_jsonrpc,
+    parse_jsonrpc,
+)
 from ._task_compat import TaskHandle, spawn_detached
 
 if TYPE_CHECKING:
@@ -253,6 +258,10 @@ class _Session:
                 self._name,
             )
             return
+        if pending.method == "tools/list":
+            # Fields mcp's Tool model cannot carry are added here, once the
+            # result is plain JSON (see complete_listed_tools).
+            payload = complete_listed_tools(self._server, payload)
         pending.resolve(payload)
 
     async def submit(self, message: dict[str, Any]) -> _PendingResponse | None:

@@ -1,0 +1,199 @@
+"""tools/call as the CLI receives it: results, structuredContent, outputSchema.
+
+MCP requires a tool that declares an ``outputSchema`` to return matching
+``structuredContent``, and the CLI's MCP client fails a call whose result
+does not. The fork passes ``structuredContent`` on and turns a result that
+breaks the contract into an error result the model can read.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from jsonrpc_client import assert_json, connected
+
+from claude_agent_sdk import McpSdkServerConfig, create_sdk_mcp_server, tool
+
+FEATURE = pytest.mark.requires_patch("serve-extra-tool-fields")
+
+COUNT_OUTPUT_SCHEMA = {
+    "type": "object",
+    "properties": {"lines": {"type": "integer"}},
+    "required": ["lines"],
+}
+
+
+def _count_server(result: dict[str, Any], **fields: Any) -> McpSdkServerConfig:
+    @tool("count", "Count lines", {}, **fields)
+    async def count(args: dict[str, Any]) -> dict[str, Any]:
+        return result
+
+    return create_sdk_mcp_server("srv", tools=[count])
+
+
+async def _call(
+    config: McpSdkServerConfig, tool_name: str, arguments: dict[str, Any] | None = None
+) -> Any:
+    async with connected(srv=config) as cli:
+        return await cli.call_tool("srv", tool_name, arguments)
+
+
+def _error_text(result: dict[str, Any]) -> str:
+    assert result["isError"] is True, result
+    [block] = result["content"]
+    assert block["type"] == "text", result
+    text: str = block["text"]
+    return text
+
+
+async def test_plain_tool_call() -> None:
+    @tool("greet", "Greet a user", {"name": str})
+    async def greet(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": f"Hello, {args['name']}!"}]}
+
+    result = await _call(
+        create_sdk_mcp_server("srv", tools=[greet]), "greet", {"name": "Ada"}
+    )
+    assert_json(
+        result, {"content": [{"type": "text", "text": "Hello, Ada!"}], "isError": False}
+    )
+
+
+@FEATURE
+async def test_strict_tool_is_still_callable() -> None:
+    @tool(
+        "search",
+        "Search case law",
+        {"jurisdiction": str, "terms": list[str]},
+        strict=True,
+        input_examples=[{"jurisdiction": "se", "terms": ["payout"]}],
+        extra_fields={"title": "Case search"},
+    )
+    async def search(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": ",".join(args["terms"])}]}
+
+    config = create_sdk_mcp_server("srv", tools=[search])
+    async with connected(srv=config) as cli:
+        [listed] = await cli.list_tools("srv")
+        ok = await cli.call_tool(
+            "srv", "search", {"jurisdiction": "se", "terms": ["a", "b"]}
+        )
+        refused = await cli.call_tool("srv", "search", {"jurisdiction": "se"})
+
+    assert listed["strict"] is True
+    assert_json(ok, {"content": [{"type": "text", "text": "a,b"}], "isError": False})
+    assert "terms" in _error_text(refused)
+
+
+@FEATURE
+async def test_output_schema_is_listed_and_matching_structured_content_passed_on() -> (
+    None
+):
+    config = _count_server(
+        {
+            "content": [{"type": "text", "text": "3 lines"}],
+            "structuredContent": {"lines": 3},
+        },
+        extra_fields={"outputSchema": COUNT_OUTPUT_SCHEMA},
+    )
+    async with connected(srv=config) as cli:
+        [listed] = await cli.list_tools("srv")
+        result = await cli.call_tool("srv", "count", {})
+
+    assert_json(
+        listed,
+        {
+            "name": "count",
+            "description": "Count lines",
+            "inputSchema": {"type": "object", "properties": {}, "required": []},
+            "outputSchema": {
+                "type": "object",
+                "properties": {"lines": {"type": "integer"}},
+                "required": ["lines"],
+            },
+        },
+    )
+    assert_json(
+        result,
+        {
+            "content": [{"type": "text", "text": "3 lines"}],
+            "structuredContent": {"lines": 3},
+            "isError": False,
+        },
+    )
+
+
+@FEATURE
+async def test_structured_content_in_snake_case_is_passed_on_too() -> None:
+    config = _count_server(
+        {"content": [], "structured_content": {"lines": 0}},
+        extra_fields={"outputSchema": COUNT_OUTPUT_SCHEMA},
+    )
+    result = await _call(config, "count")
+    assert_json(
+        result, {"content": [], "structuredContent": {"lines": 0}, "isError": False}
+    )
+
+
+@FEATURE
+async def test_structured_content_without_an_output_schema_is_passed_on() -> None:
+    config = _count_server(
+        {"content": [{"type": "text", "text": "ok"}], "structuredContent": {"a": [1]}}
+    )
+    result = await _call(config, "count")
+    assert_json(
+        result,
+        {
+            "content": [{"type": "text", "text": "ok"}],
+            "structuredContent": {"a": [1]},
+            "isError": False,
+        },
+    )
+
+
+@FEATURE
+async def test_missing_structured_content_is_an_error_result_naming_the_tool() -> None:
+    config = _count_server(
+        {"content": [{"type": "text", "text": "3 lines"}]},
+        extra_fields={"outputSchema": COUNT_OUTPUT_SCHEMA},
+    )
+    text = _error_text(await _call(config, "count"))
+    assert re.search(r"'count'.*outputSchema.*structuredContent", text), text
+
+
+@FEATURE
+async def test_invalid_structured_content_is_an_error_result_naming_the_tool() -> None:
+    config = _count_server(
+        {"content": [], "structuredContent": {"lines": "three"}},
+        extra_fields={"outputSchema": COUNT_OUTPUT_SCHEMA},
+    )
+    result = await _call(config, "count")
+    assert "structuredContent" not in result
+    text = _error_text(result)
+    assert "'count'" in text and "outputSchema" in text, text
+    assert "'three' is not of type 'integer'" in text, text
+
+
+@FEATURE
+async def test_structured_content_that_is_not_an_object_is_an_error_result() -> None:
+    config = _count_server(
+        {"content": [], "structuredContent": [3]},
+        extra_fields={"outputSchema": COUNT_OUTPUT_SCHEMA},
+    )
+    text = _error_text(await _call(config, "count"))
+    assert "'count'" in text and "structuredContent" in text, text
+
+
+@FEATURE
+async def test_error_result_of_a_tool_with_an_output_schema_is_left_as_it_is() -> None:
+    config = _count_server(
+        {"content": [{"type": "text", "text": "no such file"}], "is_error": True},
+        extra_fields={"outputSchema": COUNT_OUTPUT_SCHEMA},
+    )
+    result = await _call(config, "count")
+    assert_json(
+        result,
+        {"content": [{"type": "text", "text": "no such file"}], "isError": True},
+    )

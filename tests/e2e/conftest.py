@@ -1,0 +1,69 @@
+"""Fixtures for the end-to-end tests through the real Claude Code CLI.
+
+The CLI comes from ``$CLAUDE_E2E_CLI``, which ``nox -s e2e`` sets after
+installing it with ``tools/claude_cli.py``. Without it these tests fail --
+they do not skip -- so a CI run cannot go green without having exercised the
+real client.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# The helpers beside this file are imported by module name, whatever
+# --import-mode pytest runs with (tools/demo.py imports them the same way).
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+
+from cli_harness import CLI_ENV_VAR, cli_from_env, isolated_env  # noqa: E402
+from fake_api import FakeMessagesAPI  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def claude_cli() -> str:
+    """Absolute path of the Claude Code CLI under test."""
+    cli = cli_from_env()
+    if cli is None:
+        pytest.fail(
+            f"${CLI_ENV_VAR} must name the Claude Code CLI executable for the e2e "
+            "tests (it is unset or not an executable file). Run them with "
+            "`nox -s e2e`, or install the CLI with `python tools/claude_cli.py` and "
+            f"export {CLI_ENV_VAR}=<the path it prints>.",
+            pytrace=False,
+        )
+    return cli
+
+
+@pytest.fixture
+def fake_api() -> Iterator[FakeMessagesAPI]:
+    """A fresh stand-in Messages API on 127.0.0.1, stopped after the test."""
+    api = FakeMessagesAPI().start()
+    try:
+        yield api
+    finally:
+        api.stop()
+
+
+@pytest.fixture
+def e2e_home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    return home
+
+
+@pytest.fixture
+def e2e_env(fake_api: FakeMessagesAPI, e2e_home: Path) -> dict[str, str]:
+    """CLI environment: the stand-in API, a dummy key, an isolated HOME."""
+    return isolated_env(fake_api.url, e2e_home)
+
+
+@pytest.fixture
+def e2e_cwd(tmp_path: Path) -> Path:
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    return cwd

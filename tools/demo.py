@@ -1,0 +1,264 @@
+"""One agent turn through the real Claude Code CLI, showing what crosses each boundary.
+
+    nox -s demo                      # offline: embedded stand-in Messages API
+    nox -s demo -- --real-api        # the real API (needs ANTHROPIC_API_KEY)
+
+or, in an environment where this repository's package is installed::
+
+    python tools/demo.py [--cli PATH | --cli-version X] [--real-api]
+
+A strict tool (``@tool(..., strict=True, input_examples=[...],
+extra_fields={...})``) is served by an in-process SDK MCP server, listed by the
+CLI, called by the model, and answered. The demo prints, per boundary, what
+went over it: the ``tools/list`` entry the CLI received (recorded on the stdio
+control channel), the tool definition the CLI sent to the Messages API, the
+tool call and its result, and the final text.
+
+With ``--real-api`` there is no stand-in: the CLI talks to the real API (or
+``$ANTHROPIC_BASE_URL`` if set) through a loopback recorder that forwards every
+request unchanged, so the CLI -> API boundary is still shown. The model then
+decides by itself whether to call the tool.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "tests" / "e2e"))
+sys.path.insert(0, str(REPO_ROOT / "tools"))
+
+import claude_cli  # noqa: E402
+from cli_harness import Turn, cli_version, isolated_env, run_turn  # noqa: E402
+from fake_api import FakeMessagesAPI, text, tool_use  # noqa: E402
+
+from claude_agent_sdk import (  # noqa: E402
+    AssistantMessage,
+    TextBlock,
+    ToolUseBlock,
+    create_sdk_mcp_server,
+    tool,
+)
+
+SERVER = "legal"
+TOOL = "search"
+API_TOOL_NAME = f"mcp__{SERVER}__{TOOL}"
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "jurisdiction": {"type": "string", "enum": ["se", "no", "dk"]},
+        "terms": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["jurisdiction", "terms"],
+    "additionalProperties": False,
+}
+FORK_FIELDS: dict[str, Any] = {
+    "strict": True,
+    "input_examples": [{"jurisdiction": "se", "terms": ["payout"]}],
+    "extra_fields": {"title": "Case search", "x-acme-tier": 2},
+}
+CALL = {"jurisdiction": "se", "terms": ["payout", "claims"]}
+PROMPT = (
+    "Use the search tool to find Swedish (jurisdiction 'se') cases about "
+    "insurance payout claims, then answer in one sentence."
+)
+REAL_API_DEFAULT = "https://api.anthropic.com"
+
+
+def build_server() -> tuple[Any, list[str]]:
+    notes: list[str] = []
+
+    async def search(args: dict[str, Any]) -> dict[str, Any]:
+        terms = " + ".join(args["terms"])
+        return {
+            "content": [
+                {
+                    "type": "text",
+                    "text": f"2 cases for {terms} in {args['jurisdiction']}: "
+                    "NJA 2019 s. 123; NJA 2021 s. 45",
+                }
+            ]
+        }
+
+    try:
+        search_tool = tool(
+            TOOL, "Search case law", copy.deepcopy(SCHEMA), **copy.deepcopy(FORK_FIELDS)
+        )(search)
+    except TypeError as error:
+        # Pristine upstream: tool() has no strict/input_examples/extra_fields.
+        notes.append(
+            f"NOTE: this claude_agent_sdk's tool() rejects the fork's fields ({error});"
+            " serving a plain tool instead. Install this repository's package."
+        )
+        search_tool = tool(TOOL, "Search case law", copy.deepcopy(SCHEMA))(search)
+    return create_sdk_mcp_server(SERVER, tools=[search_tool]), notes
+
+
+def compact_json(value: Any, indent: str = "") -> str:
+    """JSON with every value that fits on a line kept on one line."""
+    flat = json.dumps(value, ensure_ascii=False)
+    if len(flat) + len(indent) <= 76 or not isinstance(value, dict | list):
+        return flat
+    inner = indent + "  "
+    if isinstance(value, dict):
+        items = [
+            f"{inner}{json.dumps(k)}: {compact_json(v, inner).lstrip()}"
+            for k, v in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + f"\n{indent}}}"
+    items = [inner + compact_json(v, inner).lstrip() for v in value]
+    return "[\n" + ",\n".join(items) + f"\n{indent}]"
+
+
+def show(title: str, payload: Any) -> None:
+    print(f"\n{title}")
+    body = payload if isinstance(payload, str) else compact_json(payload)
+    print("\n".join("    " + line for line in body.splitlines()))
+
+
+def field_report(served: dict[str, Any], sent: dict[str, Any] | None) -> str:
+    """Per field: on tools/list (SDK -> CLI) and in the API request (CLI -> API)."""
+    names = ["strict", "input_examples", *FORK_FIELDS["extra_fields"]]
+    table = [("field", "SDK -> CLI (tools/list)", "CLI -> API (tools[])")]
+    for name in names:
+        left = json.dumps(served[name]) if name in served else "absent"
+        right = "absent"
+        if sent is not None and name in sent:
+            right = json.dumps(sent[name])
+        table.append((name, left, right))
+    widths = [max(len(row[i]) for row in table) + 2 for i in range(2)]
+    return "\n".join(f"{a:<{widths[0]}}{b:<{widths[1]}}{c}" for a, b, c in table)
+
+
+def report(turn: Turn, api: FakeMessagesAPI, header: str, notes: list[str]) -> int:
+    print(header)
+    for note in notes:
+        print(note)
+
+    (served,) = turn.transport.listed_tools(SERVER)
+    show(
+        "[1] SDK -> CLI: tools/list entry the CLI received (stdio control channel)",
+        served,
+    )
+
+    agent_requests = api.messages_requests()
+    sent = agent_requests[0].tool(API_TOOL_NAME) if agent_requests else None
+    show(
+        f"[2] CLI -> API: definition of {API_TOOL_NAME} in the Messages API request",
+        sent if sent is not None else "(not in the request's tools)",
+    )
+    show("    what survived each hop", field_report(served, sent))
+
+    uses = [
+        block
+        for message in turn.messages
+        if isinstance(message, AssistantMessage)
+        for block in message.content
+        if isinstance(block, ToolUseBlock)
+    ]
+    calls = [
+        e for e in turn.transport.mcp_exchanges(SERVER) if e.method == "tools/call"
+    ]
+    if uses:
+        show(
+            "[3] API -> CLI: tool_use from the model",
+            {"name": uses[0].name, "input": uses[0].input},
+        )
+    else:
+        show("[3] API -> CLI: tool_use from the model", "(the model called no tool)")
+    for exchange in calls:
+        show("    CLI -> SDK: tools/call (stdio)", exchange.request.get("params"))
+        show(
+            "    SDK -> CLI: its result (stdio)",
+            (exchange.response or {}).get("result"),
+        )
+    results = [r for request in agent_requests[1:2] for r in request.tool_results()]
+    if results:
+        show("    CLI -> API: tool_result in the next request", results)
+
+    final = [
+        block.text
+        for message in turn.messages
+        if isinstance(message, AssistantMessage)
+        for block in message.content
+        if isinstance(block, TextBlock)
+    ]
+    show("[4] final text", final[-1] if final else "(none)")
+    result = turn.result
+    ok = result is not None and not result.is_error
+    print(
+        f"\nturn {'succeeded' if ok else 'FAILED'}: {result.subtype if result else 'no result'}"
+    )
+    return 0 if ok else 1
+
+
+async def run(cli: str, real_api: bool) -> int:
+    server, notes = build_server()
+    if real_api:
+        upstream = os.environ.get("ANTHROPIC_BASE_URL") or REAL_API_DEFAULT
+        api = FakeMessagesAPI(upstream=upstream)
+        where = f"the real API ({upstream}) through a loopback recorder"
+    else:
+        api = FakeMessagesAPI()
+        api.script(
+            tool_use(API_TOOL_NAME, CALL, preamble="Let me search."),
+            text("Two Swedish cases match: NJA 2019 s. 123 and NJA 2021 s. 45."),
+        )
+        where = "the embedded stand-in Messages API"
+    with api, tempfile.TemporaryDirectory(prefix="claude-demo-") as tmp:
+        home = Path(tmp) / "home"
+        work = Path(tmp) / "work"
+        work.mkdir()
+        env = isolated_env(api.url, home)
+        if real_api:
+            env["ANTHROPIC_API_KEY"] = os.environ["ANTHROPIC_API_KEY"]
+        turn = await run_turn(
+            cli=cli,
+            prompt=PROMPT,
+            mcp_servers={SERVER: server},
+            env=env,
+            cwd=work,
+            allowed_tools=[API_TOOL_NAME],
+            timeout=300 if real_api else 90,
+            **({"max_turns": 4} if real_api else {}),
+        )
+        header = (
+            f"Claude Code {cli_version(cli)} ({cli}) against {where}\nprompt: {PROMPT}"
+        )
+        return report(turn, api, header, notes)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--cli", help="CLI executable (default: $CLAUDE_E2E_CLI, else install)"
+    )
+    parser.add_argument("--cli-version", help="CLI version to install and use")
+    parser.add_argument(
+        "--real-api",
+        action="store_true",
+        help="talk to the real Messages API (needs ANTHROPIC_API_KEY)",
+    )
+    args = parser.parse_args(argv)
+    if args.real_api and not os.environ.get("ANTHROPIC_API_KEY"):
+        parser.error("--real-api needs ANTHROPIC_API_KEY in the environment")
+    cli = args.cli or (None if args.cli_version else os.environ.get("CLAUDE_E2E_CLI"))
+    if not cli:
+        try:
+            cli = str(claude_cli.install(claude_cli.resolve_version(args.cli_version)))
+        except claude_cli.CLIInstallError as error:
+            print(f"demo: {error}", file=sys.stderr)
+            return 2
+    return asyncio.run(run(cli, args.real_api))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
