@@ -25,7 +25,6 @@ import nox
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "tools"))
 import forktool  # noqa: E402
-
 from pins import (  # noqa: E402
     MCP_FLOOR,
     MCP_MAJORS,
@@ -42,8 +41,6 @@ from pins import (  # noqa: E402
 UPSTREAM_OPTIONAL_DEPS = [
     "boto3", "moto[s3]", "redis", "fakeredis", "asyncpg", "zopfli",
 ]  # fmt: skip
-RUFF = "ruff==0.17.6"
-MYPY = "mypy==2.4.1"
 # Tests that need something other than the installed package: the tooling
 # (tests/repo) and the real CLI (tests/e2e, run by the e2e session).
 NOT_PACKAGE_TESTS = ["--ignore=tests/e2e", "--ignore=tests/repo"]

@@ -490,7 +490,9 @@ def write_patches(work: Path, slugs: list[str] | None = None) -> None:
             old.unlink()
         for patch, name in zip(produced, names, strict=True):
             shutil.copy2(patch, PATCHES / name)
-        header = "# Applied in order with `git am` to upstream's PyPI sdist (see README).\n"
+        header = (
+            "# Applied in order with `git am` to upstream's PyPI sdist (see README).\n"
+        )
         SERIES.write_text(header + "".join(f"{n}\n" for n in names), "utf-8")
 
 
