@@ -274,6 +274,13 @@ def prove(session: nox.Session, mcp: str) -> None:
             )
 
 
+@nox.session(python=TOOL_PYTHON)
+def docs(session: nox.Session) -> None:
+    """Regenerate README.md's tables that come from tests (refused definitions)."""
+    session.install(".", MCP_MAJORS["mcp2"], *TEST_DEPS)
+    session.run("python", "tests/robustness/bad_inputs.py", "--write")
+
+
 def _junit_outcomes(report: Path) -> tuple[list[str], list[str]]:
     passed, failed = [], []
     for case in ET.parse(report).getroot().iter("testcase"):

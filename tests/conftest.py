@@ -19,6 +19,7 @@ SERIES = Path(__file__).resolve().parent.parent / "patches" / "series"
 # tests/support holds the CLI stand-in the contract and robustness tests
 # share; importable under any --import-mode.
 sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "robustness"))
 
 
 def _known_slugs() -> set[str]:

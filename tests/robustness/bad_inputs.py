@@ -1,0 +1,350 @@
+"""Every tool definition the fork refuses, and the exact error a user sees.
+
+The cases are data: ``test_bad_inputs.py`` checks each one, and running this
+file renders them into README.md's "Refused definitions" table, so the table
+is generated from what the tests check and cannot drift (a test compares the
+two). Regenerate with ``tools/nox -s docs``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from claude_agent_sdk import ClaudeAgentOptions, create_sdk_mcp_server, tool
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+START, END = "<!-- bad-inputs:start -->", "<!-- bad-inputs:end -->"
+SCHEMA = {
+    "type": "object",
+    "properties": {"terms": {"type": "array", "items": {"type": "string"}}},
+    "required": ["terms"],
+    "additionalProperties": False,
+}
+
+
+async def _handler(args: dict[str, Any]) -> dict[str, Any]:
+    return {"content": []}
+
+
+def define(schema: Any = SCHEMA, **kwargs: Any) -> Callable[[], object]:
+    return lambda: tool("search", "Search", schema, **kwargs)(_handler)
+
+
+def strict_schema(**property_schema: Any) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"q": {"type": "string", **property_schema}},
+        "required": ["q"],
+        "additionalProperties": False,
+    }
+
+
+def many_strict_tools(count: int) -> Callable[[], object]:
+    def build() -> object:
+        tools = [
+            tool(f"t{i}", "t", {"type": "object", "properties": {}}, strict=True)(
+                _handler
+            )
+            for i in range(count)
+        ]
+        return create_sdk_mcp_server("srv", tools=tools)
+
+    return build
+
+
+def servers_over_the_cap() -> object:
+    from claude_agent_sdk._internal.strict_schema import check_request_limits
+
+    def server(name: str, count: int) -> Any:
+        tools = [
+            tool(f"t{i}", "t", {"type": "object", "properties": {}}, strict=True)(
+                _handler
+            )
+            for i in range(count)
+        ]
+        return create_sdk_mcp_server(name, tools=tools)
+
+    options = ClaudeAgentOptions(
+        mcp_servers={"a": server("a", 11), "b": server("b", 10)}
+    )
+    check_request_limits(options.mcp_servers)
+    return options
+
+
+class Opaque:
+    def __repr__(self) -> str:
+        return "Opaque()"
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    patch: str
+    what: str
+    build: Callable[[], object]
+    error: type[Exception]
+
+
+FORWARDING = "serve-extra-tool-fields"
+STRICT = "strict-schema-checks"
+CASES = [
+    Case("strict-int", FORWARDING, "`strict=1`", define(strict=1), TypeError),
+    Case("strict-str", FORWARDING, '`strict="yes"`', define(strict="yes"), TypeError),
+    Case(
+        "examples-not-list",
+        FORWARDING,
+        "`input_examples` is a dict",
+        define(input_examples={"terms": []}),
+        ValueError,
+    ),
+    Case(
+        "example-not-object",
+        FORWARDING,
+        "an example that is not an object",
+        define(input_examples=[{"terms": ["a"]}, ["a"]]),
+        ValueError,
+    ),
+    Case(
+        "example-invalid",
+        FORWARDING,
+        "an example the input schema rejects",
+        define(input_examples=[{"terms": ["a"]}, {"terms": "a b"}]),
+        ValueError,
+    ),
+    Case(
+        "example-nan",
+        FORWARDING,
+        "NaN inside an example",
+        define(input_examples=[{"terms": ["a"], "x": math.nan}]),
+        ValueError,
+    ),
+    Case(
+        "extra-not-mapping",
+        FORWARDING,
+        "`extra_fields` is a list",
+        define(extra_fields=[("title", "T")]),
+        TypeError,
+    ),
+    Case(
+        "extra-key-not-str",
+        FORWARDING,
+        "a non-str key",
+        define(extra_fields={1: "one"}),
+        TypeError,
+    ),
+    Case(
+        "extra-reserved-name",
+        FORWARDING,
+        "a field the SDK builds (`name`)",
+        define(extra_fields={"name": "other"}),
+        ValueError,
+    ),
+    Case(
+        "extra-reserved-strict",
+        FORWARDING,
+        "`strict` through `extra_fields`",
+        define(extra_fields={"strict": True}),
+        ValueError,
+    ),
+    Case(
+        "extra-reserved-meta",
+        FORWARDING,
+        "`_meta` through `extra_fields`",
+        define(extra_fields={"_meta": {"anthropic/alwaysLoad": True}}),
+        ValueError,
+    ),
+    Case(
+        "extra-tuple",
+        FORWARDING,
+        "a tuple value",
+        define(extra_fields={"x-acme": ("a", "b")}),
+        TypeError,
+    ),
+    Case(
+        "extra-set",
+        FORWARDING,
+        "a set nested in a list",
+        define(extra_fields={"x-acme": [1, 2, {"tags": {"a"}}]}),
+        TypeError,
+    ),
+    Case(
+        "extra-infinity",
+        FORWARDING,
+        "infinity",
+        define(extra_fields={"x-limit": math.inf}),
+        ValueError,
+    ),
+    Case(
+        "extra-object",
+        FORWARDING,
+        "an arbitrary object",
+        define(extra_fields={"x-acme": Opaque()}),
+        TypeError,
+    ),
+    Case(
+        "extra-title-type",
+        FORWARDING,
+        "`title` that is not a string",
+        define(extra_fields={"title": 5}),
+        ValueError,
+    ),
+    Case(
+        "extra-output-schema-type",
+        FORWARDING,
+        '`outputSchema` without `"type": "object"`',
+        define(extra_fields={"outputSchema": {"type": "array"}}),
+        ValueError,
+    ),
+    Case(
+        "strict-minimum",
+        STRICT,
+        "strict tool with `minimum`",
+        define(strict_schema(type="integer", minimum=1), strict=True),
+        ValueError,
+    ),
+    Case(
+        "strict-min-length",
+        STRICT,
+        "strict tool with `minLength`",
+        define(strict_schema(minLength=1), strict=True),
+        ValueError,
+    ),
+    Case(
+        "strict-lookahead",
+        STRICT,
+        "strict tool with a lookahead in `pattern`",
+        define(strict_schema(pattern=r"^(?!\s)"), strict=True),
+        ValueError,
+    ),
+    Case(
+        "strict-open-object",
+        STRICT,
+        "strict tool with `additionalProperties: true`",
+        define({**strict_schema(), "additionalProperties": True}, strict=True),
+        ValueError,
+    ),
+    Case(
+        "strict-recursive",
+        STRICT,
+        "strict tool with a recursive `$ref`",
+        define(
+            {
+                "type": "object",
+                "properties": {"node": {"$ref": "#/$defs/node"}},
+                "required": ["node"],
+                "additionalProperties": False,
+                "$defs": {
+                    "node": {
+                        "type": "object",
+                        "properties": {"child": {"$ref": "#/$defs/node"}},
+                        "additionalProperties": False,
+                    }
+                },
+            },
+            strict=True,
+        ),
+        ValueError,
+    ),
+    Case(
+        "strict-max-items",
+        STRICT,
+        "strict tool with `maxItems`",
+        define(
+            {
+                "type": "object",
+                "properties": {
+                    "terms": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "maxItems": 5,
+                    }
+                },
+                "required": ["terms"],
+            },
+            strict=True,
+        ),
+        ValueError,
+    ),
+    Case(
+        "strict-example-open",
+        STRICT,
+        "strict tool whose example has a key the closed schema refuses",
+        define(
+            {"type": "object", "properties": {"q": {"type": "string"}}},
+            strict=True,
+            input_examples=[{"q": "x", "extra": 1}],
+        ),
+        ValueError,
+    ),
+    Case(
+        "cap-server",
+        STRICT,
+        "21 strict tools on one server",
+        many_strict_tools(21),
+        ValueError,
+    ),
+    Case(
+        "cap-query",
+        STRICT,
+        "21 strict tools across the servers of one query",
+        servers_over_the_cap,
+        ValueError,
+    ),
+]
+
+
+def error_of(case: Case) -> Exception | None:
+    try:
+        case.build()
+    except Exception as e:
+        return e
+    return None
+
+
+def render_table() -> str:
+    rows = [
+        "| definition | error |",
+        "|---|---|",
+    ]
+    for case in CASES:
+        error = error_of(case)
+        shown = "(accepted)" if error is None else f"{type(error).__name__}: {error}"
+        # One table cell, exactly the message: HTML keeps its line breaks
+        # and pipes from being read as Markdown.
+        cell = (
+            html.escape(shown, quote=False).replace("|", "&#124;").replace("\n", "<br>")
+        )
+        rows.append(f"| {case.what} | <code>{cell}</code> |")
+    return "\n".join(rows)
+
+
+def readme_section(text: str) -> str:
+    match = re.search(re.escape(START) + r"\n(.*?)\n?" + re.escape(END), text, re.S)
+    return match.group(1) if match else ""
+
+
+def write_readme() -> None:
+    text = README.read_text("utf-8")
+    if START not in text:
+        raise SystemExit(f"README.md has no {START} marker")
+    new = re.sub(
+        re.escape(START) + r"\n.*?" + re.escape(END),
+        lambda _: f"{START}\n{render_table()}\n{END}",
+        text,
+        flags=re.S,
+    )
+    README.write_text(new, "utf-8")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--write"]:
+        write_readme()
+    else:
+        print(render_table())
