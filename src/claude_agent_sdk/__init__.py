@@ -4,13 +4,16 @@ import logging
 import math
 import sys
 import types as builtin_types
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from enum import Enum, Flag
 from typing import (
     TYPE_CHECKING,
     Annotated,
     Any,
     Generic,
+    Literal,
+    NewType,
     TypeVar,
     Union,
     get_args,
@@ -324,6 +327,17 @@ def tool(
             - A JSON Schema dictionary for full validation
             Use ``Annotated[type, "description"]`` to add a description to a
             parameter in either dict-style or TypedDict schemas.
+            Parameter types become JSON Schema 2020-12: str, int, float,
+            bool, None, Any, ``Literal`` and ``Enum`` subclasses (an
+            ``enum``), list, ``tuple[A, B]`` (an array of exactly those
+            items) and ``tuple[A, ...]``, set and frozenset (arrays of unique
+            items), ``dict[str, A]``, nested TypedDicts, ``NewType`` and
+            unions of these. ``X | None`` admits ``null``, except on a
+            TypedDict key that is not required, where leaving the key out is
+            how None is said. Any other type is a TypeError when the server
+            is created. A JSON Schema dict is sent exactly as written, and
+            arguments are validated in the dialect its ``$schema`` names
+            (2020-12 when it names none).
         annotations: Optional MCP tool annotations (hints such as
             ``readOnlyHint`` or ``destructiveHint``) advertised to Claude.
             ``ToolAnnotations(maxResultSizeChars=N)`` additionally raises the
@@ -473,23 +487,132 @@ def tool(
     return decorator
 
 
-def _python_type_to_json_schema(py_type: Any) -> dict[str, Any]:
-    """Convert a Python type annotation to a JSON Schema dict."""
+# What an error about an unsupported parameter type offers instead.
+_SUPPORTED_TYPES = (
+    "str, int, float, bool, None, Any, Literal, Enum, list, tuple, set, "
+    "frozenset, dict[str, ...], TypedDict, NewType, Annotated, and unions of "
+    "these"
+)
+
+
+class _UnsupportedTypeError(TypeError):
+    """A Python type that JSON Schema cannot describe faithfully."""
+
+
+class _NotStrictExpressibleError(_UnsupportedTypeError):
+    """A Python type whose JSON Schema strict mode cannot compile."""
+
+
+def _describe_type(py_type: Any) -> str:
+    """Name a type the way it is spelled in source, for error messages."""
+    if isinstance(py_type, type) and get_origin(py_type) is None:
+        if py_type.__module__ == "builtins":
+            return py_type.__qualname__
+        return f"{py_type.__module__}.{py_type.__qualname__}"
+    return repr(py_type)
+
+
+def _json_scalar(value: Any) -> tuple[str, Any]:
+    """The JSON Schema type of a ``Literal`` or ``Enum`` value, and the value
+    as plain JSON."""
+    if isinstance(value, Enum):
+        value = value.value
+    # bool before int: True is an int in Python but a boolean in JSON, and
+    # ``Literal[1, True]`` allows two different JSON values.
+    if value is None:
+        return "null", None
+    if isinstance(value, bool):
+        return "boolean", bool(value)
+    if isinstance(value, int):
+        return "integer", int(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return "number", float(value)
+    if isinstance(value, str):
+        return "string", str(value)
+    raise _UnsupportedTypeError(
+        f"{value!r} is not a JSON value (str, int, float, bool or None)"
+    )
+
+
+def _enum_schema(values: Iterable[Any]) -> dict[str, Any]:
+    """An ``enum`` of JSON values, with a ``type`` when they all share one."""
+    typed_values: list[tuple[str, Any]] = []
+    for value in values:
+        typed_value = _json_scalar(value)
+        if typed_value not in typed_values:
+            typed_values.append(typed_value)
+    kinds = {kind for kind, _ in typed_values}
+    if kinds == {"integer", "number"}:
+        kinds = {"number"}
+    schema: dict[str, Any] = {}
+    if len(kinds) == 1:
+        schema["type"] = kinds.pop()
+    schema["enum"] = [value for _, value in typed_values]
+    return schema
+
+
+def _python_type_to_json_schema(
+    py_type: Any,
+    within: tuple[type, ...] = (),
+    *,
+    optional_key: bool = False,
+    strict: bool = False,
+) -> dict[str, Any]:
+    """Convert a Python type annotation to the JSON Schema (2020-12) of its values.
+
+    The schema describes the JSON the CLI sends, which is exactly what the
+    handler receives: a tuple or set argument arrives as a list, an Enum
+    argument as the member's value. ``None`` in a type is a value like any
+    other and is admitted as ``null``, except in the one place where
+    ``X | None`` has always meant "may be left out": the type of a TypedDict
+    key that is not required (``optional_key``), whose schema lists only the
+    other types.
+
+    ``within`` holds the TypedDicts being converted around this type, so a
+    TypedDict that contains itself is refused instead of recursing forever.
+
+    With ``strict`` (the tool has ``strict=True``) a type whose schema needs
+    what strict mode cannot compile is refused in the type's own terms,
+    rather than left for the strict checks to report keywords the author
+    never wrote: a set (``uniqueItems``) and a tuple of two or more items
+    (``minItems`` above 1). A one-item tuple drops its ``maxItems``, which
+    ``"items": false`` already implies. (A dict is an open object; the strict
+    checks refuse that in terms that already fit.)
+
+    Raises ``_UnsupportedTypeError`` (a ``TypeError``) for a type JSON Schema
+    cannot describe, rather than guessing: a guessed schema makes the SDK's
+    own validation reject the very arguments the handler was written for.
+    """
     origin = get_origin(py_type)
+    args = get_args(py_type)
+
+    def convert(inner: Any, *, optional_key: bool = False) -> dict[str, Any]:
+        return _python_type_to_json_schema(
+            inner, within, optional_key=optional_key, strict=strict
+        )
+
+    def not_in_strict_mode(reason: str, instead: str) -> _NotStrictExpressibleError:
+        return _NotStrictExpressibleError(
+            f"{_describe_type(py_type)} {reason}, which strict mode cannot "
+            f"express; use {instead}, or leave the tool non-strict"
+        )
 
     # NotRequired/Required/ReadOnly survive include_extras=True; unwrap them
     if getattr(origin, "_name", None) in ("NotRequired", "Required", "ReadOnly"):
-        return _python_type_to_json_schema(get_args(py_type)[0])
+        return convert(args[0], optional_key=optional_key)
 
     if origin is Annotated:
-        args = get_args(py_type)
-        schema = _python_type_to_json_schema(args[0])
+        schema = convert(args[0], optional_key=optional_key)
         for meta in args[1:]:
             if isinstance(meta, str):
                 schema["description"] = meta
                 break
         return schema
 
+    if py_type is Any:
+        return {}
+    if py_type is None or py_type is builtin_types.NoneType:
+        return {"type": "null"}
     if py_type is str:
         return {"type": "string"}
     if py_type is int:
@@ -499,43 +622,146 @@ def _python_type_to_json_schema(py_type: Any) -> dict[str, Any]:
     if py_type is bool:
         return {"type": "boolean"}
 
-    origin = getattr(py_type, "__origin__", None)
+    if isinstance(py_type, NewType):
+        return convert(py_type.__supertype__)
+
+    if origin is Literal:
+        return _enum_schema(args)
+
+    if isinstance(py_type, type) and issubclass(py_type, Enum):
+        if issubclass(py_type, Flag):
+            raise _UnsupportedTypeError(
+                f"{_describe_type(py_type)} is a Flag, whose combined values "
+                "an enum of its members cannot express"
+            )
+        if len(py_type) == 0:
+            raise _UnsupportedTypeError(f"{_describe_type(py_type)} has no members")
+        return _enum_schema(py_type)
 
     if origin is Union or isinstance(py_type, builtin_types.UnionType):
-        args = py_type.__args__
-        non_none = [a for a in args if a is not builtin_types.NoneType]
-        if len(non_none) == 1:
-            return _python_type_to_json_schema(non_none[0])
-        return {"anyOf": [_python_type_to_json_schema(a) for a in non_none]}
+        if optional_key:
+            args = tuple(a for a in args if a is not builtin_types.NoneType) or args
+        if len(args) == 1:
+            return convert(args[0])
+        return {"anyOf": [convert(arg) for arg in args]}
 
-    if origin is list:
-        item_args = getattr(py_type, "__args__", None)
-        if item_args:
-            return {"type": "array", "items": _python_type_to_json_schema(item_args[0])}
-        return {"type": "array"}
-    if origin is dict:
-        return {"type": "object"}
+    container = py_type if origin is None else origin
 
-    if py_type is list:
-        return {"type": "array"}
-    if py_type is dict:
-        return {"type": "object"}
+    if container in (set, frozenset) and strict:
+        raise not_in_strict_mode(
+            "needs unique items", "a list and drop duplicates in the handler"
+        )
+    if container in (list, set, frozenset):
+        schema = {"type": "array"}
+        items = convert(args[0]) if args else {}
+        if items:
+            schema["items"] = items
+        if container is not list:
+            schema["uniqueItems"] = True
+        return schema
+
+    if container is tuple:
+        if not hasattr(py_type, "__args__"):  # tuple or typing.Tuple, unsubscripted
+            return {"type": "array"}
+        if len(args) == 2 and args[1] is Ellipsis:
+            schema = {"type": "array"}
+            items = convert(args[0])
+            if items:
+                schema["items"] = items
+            return schema
+        if args in ((), ((),)):  # tuple[()]; typing.Tuple[()] on 3.10
+            return {"type": "array", "items": False}
+        if strict and len(args) > 1:
+            raise not_in_strict_mode(
+                f"needs exactly {len(args)} items (minItems {len(args)})",
+                "a TypedDict with named fields, or a list and check the length "
+                "in the handler",
+            )
+        # 2020-12 spelling; draft-07's "items": [...] means nothing there.
+        schema = {
+            "type": "array",
+            "prefixItems": [convert(arg) for arg in args],
+            "items": False,
+            "minItems": len(args),
+            "maxItems": len(args),
+        }
+        if strict:
+            del schema["maxItems"]  # implied by "items": false
+        return schema
+
+    if container is dict:
+        if not args:
+            return {"type": "object"}
+        key_type, value_type = args
+        if key_type is not str:
+            raise _UnsupportedTypeError(
+                f"{_describe_type(py_type)} has {_describe_type(key_type)} keys, "
+                "but JSON object keys are strings: use dict[str, ...]"
+            )
+        schema = {"type": "object"}
+        values = convert(value_type)
+        if values:
+            schema["additionalProperties"] = values
+        return schema
 
     if is_typeddict(py_type):
-        return _typeddict_to_json_schema(py_type)
+        if py_type in within:
+            raise _UnsupportedTypeError(
+                f"{py_type.__name__} contains itself; recursive schemas are not "
+                "supported (strict mode rejects them too)"
+            )
+        return _typeddict_to_json_schema(py_type, within, strict=strict)
 
-    return {"type": "string"}
+    if isinstance(py_type, str) and within:
+        # Python 3.10's get_type_hints leaves a string inside a builtin
+        # generic (list["Node"]) unevaluated; 3.11+ evaluates it in the
+        # TypedDict's module, as done here.
+        module = within[-1].__module__
+        try:
+            resolved = eval(py_type, vars(sys.modules[module]))
+        except Exception:
+            raise _UnsupportedTypeError(
+                f"forward reference {py_type!r} cannot be resolved in {module}"
+            ) from None
+        return convert(resolved)
+    if isinstance(py_type, str):
+        raise _UnsupportedTypeError(
+            f"{py_type!r} is a string, not a type (a JSON Schema dict needs "
+            'top-level "type" and "properties" keys)'
+        )
+    raise _UnsupportedTypeError(
+        f"{_describe_type(py_type)} is not supported (supported: "
+        f"{_SUPPORTED_TYPES}; for anything else pass a JSON Schema dict)"
+    )
 
 
-def _typeddict_to_json_schema(td_class: type) -> dict[str, Any]:
+def _typeddict_to_json_schema(
+    td_class: type, within: tuple[type, ...] = (), *, strict: bool = False
+) -> dict[str, Any]:
     """Convert a TypedDict class to a JSON Schema dict."""
-    hints = _get_type_hints(td_class, include_extras=True)
+    try:
+        hints = _get_type_hints(td_class, include_extras=True)
+    except NameError as e:  # a forward reference that names nothing in scope
+        raise _UnsupportedTypeError(
+            f"{td_class.__name__} has an annotation that cannot be resolved: {e}"
+        ) from None
+    required_keys = getattr(td_class, "__required_keys__", set(hints))
 
     properties: dict[str, Any] = {}
     for field_name, field_type in hints.items():
-        properties[field_name] = _python_type_to_json_schema(field_type)
+        try:
+            properties[field_name] = _python_type_to_json_schema(
+                field_type,
+                (*within, td_class),
+                optional_key=field_name not in required_keys,
+                strict=strict,
+            )
+        except _UnsupportedTypeError as e:
+            raise type(e)(
+                f"field {field_name!r} of {td_class.__name__} "
+                f"({_describe_type(field_type)}): {e}"
+            ) from None
 
-    required_keys = getattr(td_class, "__required_keys__", set(properties.keys()))
     schema: dict[str, Any] = {
         "type": "object",
         "properties": properties,
@@ -546,25 +772,52 @@ def _typeddict_to_json_schema(td_class: type) -> dict[str, Any]:
 
 
 def _build_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
-    """Turn a tool's declared input_schema into the JSON Schema sent on the wire."""
-    if isinstance(tool_def.input_schema, dict):
-        if (
-            "type" in tool_def.input_schema
-            and "properties" in tool_def.input_schema
-            and isinstance(tool_def.input_schema["type"], str)
-        ):
-            return tool_def.input_schema
-        properties = {
-            param_name: _python_type_to_json_schema(param_type)
-            for param_name, param_type in tool_def.input_schema.items()
-        }
-        return {
-            "type": "object",
-            "properties": properties,
-            "required": list(properties.keys()),
-        }
-    if is_typeddict(tool_def.input_schema):
-        return _typeddict_to_json_schema(tool_def.input_schema)
+    """Turn a tool's declared input_schema into the JSON Schema sent on the wire.
+
+    A JSON Schema dict is sent exactly as written (``$schema``, ``$defs``,
+    ``prefixItems`` and all); no ``$schema`` is added to a generated one,
+    because MCP reads an ``inputSchema`` without it as JSON Schema 2020-12,
+    the dialect generated here.
+
+    Raises TypeError naming the tool and the parameter when a parameter's
+    type has no JSON Schema form, and ValueError when the tool is strict and
+    the type's form is one strict mode cannot compile.
+    """
+    input_schema = tool_def.input_schema
+    strict = tool_def.strict is True
+    try:
+        if isinstance(input_schema, dict):
+            if (
+                "type" in input_schema
+                and "properties" in input_schema
+                and isinstance(input_schema["type"], str)
+            ):
+                return input_schema
+            properties: dict[str, Any] = {}
+            for param_name, param_type in input_schema.items():
+                try:
+                    properties[param_name] = _python_type_to_json_schema(
+                        param_type, strict=strict
+                    )
+                except _UnsupportedTypeError as e:
+                    raise type(e)(
+                        f"parameter {param_name!r} ({_describe_type(param_type)}): {e}"
+                    ) from None
+            return {
+                "type": "object",
+                "properties": properties,
+                "required": list(properties.keys()),
+            }
+        if is_typeddict(input_schema):
+            return _typeddict_to_json_schema(input_schema, strict=strict)
+    except _NotStrictExpressibleError as e:
+        raise ValueError(
+            f"Cannot build the strict input schema of tool {tool_def.name!r}: {e}"
+        ) from None
+    except _UnsupportedTypeError as e:
+        raise TypeError(
+            f"Cannot build the input schema of tool {tool_def.name!r}: {e}"
+        ) from None
     return {"type": "object", "properties": {}}
 
 
@@ -586,6 +839,21 @@ def _served_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
         raise ValueError(format_violations(tool_def.name, violations))
     served: dict[str, Any] = strict_schema
     return served
+
+
+def _validator_class(schema: dict[str, Any]) -> Any:
+    """The jsonschema validator class for a schema the SDK lists.
+
+    MCP reads an ``inputSchema`` without ``$schema`` as JSON Schema 2020-12,
+    and the schemas generated here use its keywords (``prefixItems``), so
+    that is the dialect arguments are checked in. jsonschema's own default is
+    "the latest draft it knows", which is 2020-12 today but would move with a
+    jsonschema release; pinning it keeps what is listed and what is enforced
+    the same. A schema that names its dialect is checked in that dialect.
+    """
+    return jsonschema.validators.validator_for(
+        schema, default=jsonschema.Draft202012Validator
+    )
 
 
 def _build_meta(tool_def: SdkMcpTool[Any]) -> dict[str, Any] | None:
@@ -709,7 +977,7 @@ def _check_input_examples(tool_def: SdkMcpTool[Any]) -> list[dict[str, Any]] | N
         except (TypeError, ValueError) as e:
             raise ValueError(f"Tool '{tool_def.name}': {e}") from None
     schema = _served_input_schema(tool_def)
-    validator_class = jsonschema.validators.validator_for(schema)
+    validator_class = _validator_class(schema)
     try:
         validator_class.check_schema(schema)
     except jsonschema.SchemaError as e:
@@ -783,7 +1051,7 @@ def _check_mcp_tool_fields(tool_name: str, fields: dict[str, Any]) -> None:
             '("type": "object"), as MCP requires of a tool\'s output schema'
         )
     try:
-        jsonschema.validators.validator_for(output_schema).check_schema(output_schema)
+        _validator_class(output_schema).check_schema(output_schema)
     except jsonschema.SchemaError as e:
         raise ValueError(
             f"{where}['outputSchema'] is not a valid JSON Schema: {e.message}"
@@ -1002,9 +1270,7 @@ def create_sdk_mcp_server(
         raise ValueError(format_limits(f"SDK MCP server '{name}'", exceeded))
     listed_fields = {tool_def.name: _listed_fields(tool_def) for tool_def in tools}
     output_validators = {
-        tool_name: jsonschema.validators.validator_for(fields["outputSchema"])(
-            fields["outputSchema"]
-        )
+        tool_name: _validator_class(fields["outputSchema"])(fields["outputSchema"])
         for tool_name, fields in listed_fields.items()
         if "outputSchema" in fields
     }
@@ -1031,7 +1297,10 @@ def create_sdk_mcp_server(
             return _tool_error_result(f"Tool '{tool_name}' not found")
         try:
             try:
-                jsonschema.validate(instance=arguments, schema=schemas[tool_name])
+                schema = schemas[tool_name]
+                jsonschema.validate(
+                    instance=arguments, schema=schema, cls=_validator_class(schema)
+                )
             except jsonschema.ValidationError as e:
                 return _tool_error_result(f"Input validation error: {e.message}")
             result = await tool_def.handler(arguments)
