@@ -1105,6 +1105,22 @@ def _structured_content_problem(
     )
 
 
+def _compile_argument_validator(schema: dict[str, Any]) -> Any:
+    """Build the validator ``jsonschema.validate`` would build for ``schema``.
+
+    ``jsonschema.validate`` checks the schema against its metaschema before
+    looking at the instance. That check is most of the cost of a tool call
+    and its answer never changes for a given tool, so it is done once here,
+    in the dialect the schema is listed in (``_validator_class``), and the
+    resulting validator is kept for every later call. Raises
+    ``jsonschema.SchemaError`` for a schema that fails the check, exactly as
+    ``jsonschema.validate`` would.
+    """
+    validator_class = _validator_class(schema)
+    validator_class.check_schema(schema)
+    return validator_class(schema)
+
+
 def _tool_error_result(message: str) -> CallToolResult:
     return CallToolResult.model_validate(
         {"content": [{"type": "text", "text": message}], "isError": True}
@@ -1287,6 +1303,12 @@ def create_sdk_mcp_server(
         for tool_def in tools
     ]
 
+    # Built on a tool's first call rather than here: checking a schema takes
+    # about a millisecond, a server may define many tools it never calls, and
+    # a tool whose schema is broken must still be definable and fail at call
+    # time the way it always has.
+    validators: dict[str, Any] = {}
+
     async def run_tool(tool_name: str, arguments: dict[str, Any]) -> CallToolResult:
         # The SDK owns these semantics so a tool behaves the same on every
         # supported mcp version: unknown tools, invalid arguments and handler
@@ -1296,13 +1318,16 @@ def create_sdk_mcp_server(
         if tool_def is None:
             return _tool_error_result(f"Tool '{tool_name}' not found")
         try:
-            try:
-                schema = schemas[tool_name]
-                jsonschema.validate(
-                    instance=arguments, schema=schema, cls=_validator_class(schema)
-                )
-            except jsonschema.ValidationError as e:
-                return _tool_error_result(f"Input validation error: {e.message}")
+            validator = validators.get(tool_name)
+            if validator is None:
+                # A schema that fails its check raises on every call and is
+                # never kept, so the error result is the same each time.
+                validator = _compile_argument_validator(schemas[tool_name])
+                validators[tool_name] = validator
+            # best_match picks the error jsonschema.validate would raise.
+            error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
+            if error is not None:
+                return _tool_error_result(f"Input validation error: {error.message}")
             result = await tool_def.handler(arguments)
             payload: dict[str, Any] = {
                 "content": _convert_tool_content(result.get("content", [])),

@@ -102,3 +102,25 @@ def test_base_version_is_named_in_one_place() -> None:
     ]:
         text = path.read_text("utf-8")
         assert f'"{version}"' not in text and f"'{version}'" not in text, path
+
+
+def test_patch_messages_survive_git_am_whole(tmp_path: Path) -> None:
+    """Each patch's message is its pull-request description; ``git am`` stops
+    a message at a bare ``---`` line, so nothing after such a line survives."""
+    tree = forktool.build_tree(tmp_path / "tree")
+    assert tree.all_applied
+    log = subprocess.run(
+        ["git", "log", "--reverse", "--format=%B%x00", "pristine..HEAD"],
+        cwd=tree.path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    messages = [m.strip() for m in log.split("\x00") if m.strip()]
+    assert len(messages) == len(forktool.series())
+    for patch, message in zip(forktool.series(), messages, strict=True):
+        preamble = patch.read_text("utf-8").split("\ndiff --git ", 1)[0]
+        # Only the separator before the diffstat may be a bare "---".
+        assert preamble.count("\n---\n") == 1, f"{patch.name}: bare --- in message"
+        assert len(message.splitlines()) >= 15, patch.name
+        assert "test" in message.lower(), f"{patch.name} does not describe its tests"
