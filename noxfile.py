@@ -258,7 +258,7 @@ def prove(session: nox.Session, mcp: str) -> None:
             session.log(f"without {patch.name}: its tests must all fail")
             session.run(
                 "pytest", "-q", *NOT_PACKAGE_TESTS, f"--only-patch={slug}",
-                f"--junitxml={report}", "-p", "no:randomly",
+                f"--junitxml={report}", "--tb=no", "-p", "no:randomly",
                 success_codes=[0, 1],
             )  # fmt: skip
             passed, failed = _junit_outcomes(report)
