@@ -34,9 +34,11 @@ from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "tests" / "e2e"))
+sys.path.insert(0, str(REPO_ROOT / "tests" / "support"))
 sys.path.insert(0, str(REPO_ROOT / "tools"))
 
 import claude_cli  # noqa: E402
+from cases import CASE_SCHEMA, EXTRA_FIELDS, GOOD_EXAMPLE  # noqa: E402
 from cli_harness import Turn, cli_version, isolated_env, run_turn  # noqa: E402
 from fake_api import FakeMessagesAPI, text, tool_use  # noqa: E402
 
@@ -51,19 +53,11 @@ from claude_agent_sdk import (  # noqa: E402
 SERVER = "legal"
 TOOL = "search"
 API_TOOL_NAME = f"mcp__{SERVER}__{TOOL}"
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "jurisdiction": {"type": "string", "enum": ["se", "no", "dk"]},
-        "terms": {"type": "array", "items": {"type": "string"}},
-    },
-    "required": ["jurisdiction", "terms"],
-    "additionalProperties": False,
-}
+SCHEMA = CASE_SCHEMA
 FORK_FIELDS: dict[str, Any] = {
     "strict": True,
-    "input_examples": [{"jurisdiction": "se", "terms": ["payout"]}],
-    "extra_fields": {"title": "Case search", "x-acme-tier": 2},
+    "input_examples": [GOOD_EXAMPLE],
+    "extra_fields": EXTRA_FIELDS,
 }
 CALL = {"jurisdiction": "se", "terms": ["payout", "claims"]}
 PROMPT = (

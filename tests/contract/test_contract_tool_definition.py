@@ -11,22 +11,11 @@ import math
 from typing import Any
 
 import pytest
+from cases import CASE_SCHEMA, GOOD_EXAMPLE
 
 from claude_agent_sdk import SdkMcpTool, tool
 
 FEATURE = pytest.mark.requires_patch("serve-extra-tool-fields")
-
-CASE_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "jurisdiction": {"type": "string", "enum": ["se", "no"]},
-        "terms": {"type": "array", "items": {"type": "string"}},
-    },
-    "required": ["jurisdiction", "terms"],
-    # Closed, as strict mode requires, so a strict tool serves it unchanged.
-    "additionalProperties": False,
-}
-GOOD_EXAMPLE = {"jurisdiction": "se", "terms": ["payout"]}
 
 
 async def _handler(args: dict[str, Any]) -> dict[str, Any]:
@@ -115,9 +104,9 @@ BAD_INPUT = [
         id="example-of-the-wrong-type",
     ),
     pytest.param(
-        {"input_examples": [{"jurisdiction": "dk", "terms": []}]},
+        {"input_examples": [{"jurisdiction": "uk", "terms": []}]},
         ValueError,
-        r"input_examples\[0\].*'dk' is not one of",
+        r"input_examples\[0\].*'uk' is not one of",
         id="example-outside-the-enum",
     ),
     # extra_fields: a mapping with str keys ...

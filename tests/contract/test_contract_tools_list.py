@@ -12,22 +12,13 @@ from typing import Any
 
 import mcp.types
 import pytest
+from cases import CASE_SCHEMA
 from jsonrpc_client import MCP_MAJOR, assert_json, connected, hand_built_server
 
 from claude_agent_sdk import SdkMcpTool, ToolAnnotations, create_sdk_mcp_server, tool
 
 FEATURE = pytest.mark.requires_patch("serve-extra-tool-fields")
 
-CASE_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "jurisdiction": {"type": "string", "enum": ["se", "no"]},
-        "terms": {"type": "array", "items": {"type": "string"}},
-    },
-    "required": ["jurisdiction", "terms"],
-    # Closed, as strict mode requires, so a strict tool serves it unchanged.
-    "additionalProperties": False,
-}
 
 # How upstream 0.2.189 lists a tool defined with CASE_SCHEMA and no extras.
 SEARCH_ENTRY = {
@@ -36,7 +27,7 @@ SEARCH_ENTRY = {
     "inputSchema": {
         "type": "object",
         "properties": {
-            "jurisdiction": {"type": "string", "enum": ["se", "no"]},
+            "jurisdiction": {"type": "string", "enum": ["se", "no", "dk"]},
             "terms": {"type": "array", "items": {"type": "string"}},
         },
         "required": ["jurisdiction", "terms"],
@@ -255,15 +246,7 @@ async def test_all_fields_together_leave_annotations_meta_and_schema_alone() -> 
         {
             "name": "search",
             "description": "Search case law",
-            "inputSchema": {
-                "type": "object",
-                "properties": {
-                    "jurisdiction": {"type": "string", "enum": ["se", "no"]},
-                    "terms": {"type": "array", "items": {"type": "string"}},
-                },
-                "required": ["jurisdiction", "terms"],
-                "additionalProperties": False,
-            },
+            "inputSchema": SEARCH_ENTRY["inputSchema"],
             "annotations": {"readOnlyHint": True},
             "_meta": {"anthropic/maxResultSizeChars": 9000},
             "strict": True,

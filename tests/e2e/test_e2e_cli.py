@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cases import CASE_SCHEMA, EXTRA_FIELDS, GOOD_EXAMPLE
 from cli_harness import TOOL_HOOK_EVENTS, Turn, cli_version_from_env, run_turn
 from fake_api import (
     FakeMessagesAPI,
@@ -47,17 +48,8 @@ SERVER = "legal"
 TOOL = "search"
 API_TOOL_NAME = f"mcp__{SERVER}__{TOOL}"
 DESCRIPTION = "Search case law"
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "jurisdiction": {"type": "string", "enum": ["se", "no", "dk"]},
-        "terms": {"type": "array", "items": {"type": "string"}},
-    },
-    "required": ["jurisdiction", "terms"],
-    "additionalProperties": False,
-}
-INPUT_EXAMPLES = [{"jurisdiction": "se", "terms": ["payout"]}]
-EXTRA_FIELDS = {"title": "Case search", "x-acme-tier": 2}
+SCHEMA = CASE_SCHEMA
+INPUT_EXAMPLES = [GOOD_EXAMPLE]
 ARGUMENTS = {"jurisdiction": "se", "terms": ["payout", "claims"]}
 # The upstream report's case: an array written as bare words.
 BROKEN_INPUT = '{"terms": [payout, claims]}'
