@@ -936,14 +936,15 @@ def _json_snapshot(value: Any, path: str, open_containers: set[int]) -> Any:
 
 
 def _check_listed_fields(
-    tool_def: SdkMcpTool[Any],
+    tool_def: SdkMcpTool[Any], input_schema: dict[str, Any] | None = None
 ) -> tuple[list[dict[str, Any]] | None, dict[str, Any] | None]:
     """Check a tool's ``strict``, ``input_examples`` and ``extra_fields``.
 
     Returns plain-JSON copies of the examples and the extra fields. Every
     problem is raised here, when the tool is defined, naming the tool and
     the field: nothing reaches the wire that the CLI would have to refuse,
-    and nothing is dropped on the way.
+    and nothing is dropped on the way. ``input_schema`` is the tool's built
+    input schema when the caller already has it, so it is not built again.
     """
     strict = tool_def.strict
     if strict is not None and not isinstance(strict, bool):
@@ -951,12 +952,18 @@ def _check_listed_fields(
             f"Tool '{tool_def.name}': strict must be a bool or None, "
             f"got {type(strict).__name__}"
         )
-    if strict:
-        _served_input_schema(tool_def)  # refuses what strict mode cannot compile
-    return _check_input_examples(tool_def), _check_extra_fields(tool_def)
+    if strict and input_schema is None:
+        # Building the served schema refuses what strict mode cannot compile.
+        input_schema = _served_input_schema(tool_def)
+    return (
+        _check_input_examples(tool_def, input_schema),
+        _check_extra_fields(tool_def),
+    )
 
 
-def _check_input_examples(tool_def: SdkMcpTool[Any]) -> list[dict[str, Any]] | None:
+def _check_input_examples(
+    tool_def: SdkMcpTool[Any], input_schema: dict[str, Any] | None
+) -> list[dict[str, Any]] | None:
     examples = tool_def.input_examples
     if examples is None:
         return None
@@ -976,7 +983,7 @@ def _check_input_examples(tool_def: SdkMcpTool[Any]) -> list[dict[str, Any]] | N
             copies.append(_json_snapshot(example, f"input_examples[{index}]", set()))
         except (TypeError, ValueError) as e:
             raise ValueError(f"Tool '{tool_def.name}': {e}") from None
-    schema = _served_input_schema(tool_def)
+    schema = _served_input_schema(tool_def) if input_schema is None else input_schema
     validator_class = _validator_class(schema)
     try:
         validator_class.check_schema(schema)
@@ -1058,9 +1065,11 @@ def _check_mcp_tool_fields(tool_name: str, fields: dict[str, Any]) -> None:
         ) from None
 
 
-def _listed_fields(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
+def _listed_fields(
+    tool_def: SdkMcpTool[Any], input_schema: dict[str, Any]
+) -> dict[str, Any]:
     """The fields a tool's tools/list entry carries beyond mcp's ``Tool``."""
-    input_examples, extra_fields = _check_listed_fields(tool_def)
+    input_examples, extra_fields = _check_listed_fields(tool_def, input_schema)
     fields: dict[str, Any] = {}
     if tool_def.strict is not None:
         fields["strict"] = tool_def.strict
@@ -1284,7 +1293,10 @@ def create_sdk_mcp_server(
     exceeded = find_limit_violations(strict_tools)
     if exceeded:
         raise ValueError(format_limits(f"SDK MCP server '{name}'", exceeded))
-    listed_fields = {tool_def.name: _listed_fields(tool_def) for tool_def in tools}
+    listed_fields = {
+        tool_def.name: _listed_fields(tool_def, schemas[tool_def.name])
+        for tool_def in tools
+    }
     output_validators = {
         tool_name: _validator_class(fields["outputSchema"])(fields["outputSchema"])
         for tool_name, fields in listed_fields.items()
