@@ -341,17 +341,17 @@ def vendor() -> Tree:
     with tempfile.TemporaryDirectory() as tmp:
         tree = build_tree(Path(tmp) / "tree")
         require_applied(tree)
-        mirror(tree.path / "src" / PACKAGE, SRC)
-        license_text = (tree.path / "LICENSE").read_bytes()
-        if (
-            not UPSTREAM_LICENSE.exists()
-            or UPSTREAM_LICENSE.read_bytes() != license_text
-        ):
-            UPSTREAM_LICENSE.write_bytes(license_text)
-        print(
-            f"vendored {DIST} {tree.version} + {len(tree.results)} patch(es) into {SRC}"
-        )
+        _vendor_from(tree)
         return tree
+
+
+def _vendor_from(tree: Tree) -> None:
+    """Copy a built pristine + series tree's package and licence into place."""
+    mirror(tree.path / "src" / PACKAGE, SRC)
+    license_text = (tree.path / "LICENSE").read_bytes()
+    if not UPSTREAM_LICENSE.exists() or UPSTREAM_LICENSE.read_bytes() != license_text:
+        UPSTREAM_LICENSE.write_bytes(license_text)
+    print(f"vendored {DIST} {tree.version} + {len(tree.results)} patch(es) into {SRC}")
 
 
 def check() -> list[str]:
@@ -439,13 +439,18 @@ def export(
     if new is not None and not slugs:
         slugs = [new.lower().replace(" ", "-")[:40].strip("-")]
     write_patches(work, slugs)
-    vendor()
-    problems = check()
-    if problems:
-        raise ForkError(
-            "export produced a series that does not rebuild src/:\n"
-            + "\n".join(problems)
-        )
+    # The exported series must reproduce the work repository's package (which
+    # holds any edits carried over from src/) before it replaces src/.
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = build_tree(Path(tmp) / "tree")
+        require_applied(tree)
+        problems = tree_differences(work / "src" / PACKAGE, tree.path / "src" / PACKAGE)
+        if problems:
+            raise ForkError(
+                "the exported series does not reproduce .work/upstream:\n"
+                + "\n".join(problems)
+            )
+        _vendor_from(tree)
     print(f"exported {len(series())} patch(es) to patches/")
 
 
