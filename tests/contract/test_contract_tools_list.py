@@ -147,7 +147,10 @@ async def test_hand_built_servers_tools_list_as_mcp_serializes_them() -> None:
 @pytest.mark.parametrize("strict", [True, False])
 async def test_strict_alone(strict: bool) -> None:
     listed = await _listed(_search(strict=strict))
-    assert_json(listed["search"], {**SEARCH_ENTRY, "strict": strict})
+    assert_json(
+        listed["search"],
+        {**SEARCH_ENTRY, "strict": strict, "_meta": {"anthropic/strict": strict}},
+    )
 
 
 @FEATURE
@@ -248,7 +251,10 @@ async def test_all_fields_together_leave_annotations_meta_and_schema_alone() -> 
             "description": "Search case law",
             "inputSchema": SEARCH_ENTRY["inputSchema"],
             "annotations": {"readOnlyHint": True},
-            "_meta": {"anthropic/maxResultSizeChars": 9000},
+            "_meta": {
+                "anthropic/maxResultSizeChars": 9000,
+                "anthropic/strict": True,
+            },
             "strict": True,
             "input_examples": [{"jurisdiction": "se", "terms": ["payout"]}],
             "title": "Case search",
@@ -276,7 +282,15 @@ async def test_plain_tool_next_to_tools_with_fields_is_unchanged() -> None:
             },
         },
     )
-    assert_json(listed["search"], {**SEARCH_ENTRY, "strict": True, "title": "T"})
+    assert_json(
+        listed["search"],
+        {
+            **SEARCH_ENTRY,
+            "strict": True,
+            "_meta": {"anthropic/strict": True},
+            "title": "T",
+        },
+    )
 
 
 @FEATURE
@@ -296,6 +310,7 @@ async def test_tool_built_directly_lists_its_fields() -> None:
         {
             **SEARCH_ENTRY,
             "strict": True,
+            "_meta": {"anthropic/strict": True},
             "input_examples": [{"jurisdiction": "no", "terms": ["x"]}],
             "x-acme": 1,
         },
@@ -322,7 +337,10 @@ async def test_each_server_lists_its_own_fields() -> None:
     async with connected(a=strict_one, b=titled_one, c=plain_one, d=hand) as cli:
         a, b, c, d = [await cli.listed(name) for name in "abcd"]
 
-    assert_json(a["search"], {**SEARCH_ENTRY, "strict": True})
+    assert_json(
+        a["search"],
+        {**SEARCH_ENTRY, "strict": True, "_meta": {"anthropic/strict": True}},
+    )
     assert_json(b["search"], {**SEARCH_ENTRY, "title": "B"})
     assert_json(c["search"], SEARCH_ENTRY)
     assert_json(d["search"], {"name": "search", "inputSchema": {"type": "object"}})
@@ -339,6 +357,7 @@ async def test_listing_is_the_same_every_time_and_after_a_new_handshake() -> Non
     expected = {
         **SEARCH_ENTRY,
         "strict": True,
+        "_meta": {"anthropic/strict": True},
         "input_examples": [{"jurisdiction": "se", "terms": []}],
     }
     async with connected(srv=config) as cli:

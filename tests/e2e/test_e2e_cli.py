@@ -160,6 +160,7 @@ async def test_tools_list_entry_the_cli_received_carries_strict_examples_and_ext
     assert entry["name"] == TOOL
     assert entry["inputSchema"] == SCHEMA
     assert entry["strict"] is True
+    assert entry["_meta"]["anthropic/strict"] is True
     assert entry["input_examples"] == INPUT_EXAMPLES
     for key, value in EXTRA_FIELDS.items():
         assert entry[key] == value, key
@@ -316,8 +317,14 @@ async def test_canary_cli_sends_strict_and_input_examples_to_the_api(
         definition = offered_tool(fake_api)
     except (AssertionError, ValueError) as error:
         pytest.fail(f"precondition: {error}")
-    if entry.get("strict") is not True or entry.get("input_examples") != INPUT_EXAMPLES:
+    if (
+        entry.get("strict") is not True
+        or entry.get("_meta", {}).get("anthropic/strict") is not True
+        or entry.get("input_examples") != INPUT_EXAMPLES
+    ):
         pytest.fail(f"precondition: tools/list did not carry the fields: {entry}")
 
+    # Served both as the top-level field and as _meta["anthropic/strict"]: a
+    # CLI that reads either turns this red.
     assert definition.get("strict") is True, definition
     assert definition.get("input_examples") == INPUT_EXAMPLES, definition

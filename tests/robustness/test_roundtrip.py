@@ -109,7 +109,11 @@ async def test_declared_fields_are_served_json_equal(
         "name": name,
         "description": "round trip",
         "inputSchema": schema,
-        **({} if strict is None else {"strict": strict}),
+        **(
+            {}
+            if strict is None
+            else {"strict": strict, "_meta": {"anthropic/strict": strict}}
+        ),
         **({} if examples is None else {"input_examples": examples}),
         **extra,
     }

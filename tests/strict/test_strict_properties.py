@@ -352,7 +352,9 @@ def test_every_accepted_schema_is_served_strict_compatible(
     try:
         accepted = _define(schema)
     except ValueError as e:
-        assert "Tool 'generated' has strict=True" in str(e)
+        # strict mode's rules, or a schema every call would fail on
+        # (schema_checks: metaschema, patterns Python's re cannot compile)
+        assert str(e).startswith("Tool 'generated'")
         return
     [listed], _ = asyncio.run(serve(create_sdk_mcp_server("s", tools=[accepted])))
     assert _strict_problems(listed["inputSchema"]) == []

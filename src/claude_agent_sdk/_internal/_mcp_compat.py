@@ -13,10 +13,9 @@ genuinely differ live here:
   ``Server`` (decorators on 1.x, constructor callbacks on 2.x),
 - whether a served ``Server`` can take a client's cancellation (any server
   on 2.x; on 1.x only the ones built here, see ``can_cancel_requests``), and
-- what a ``tools/list`` result may carry beyond the ``Tool`` model: 1.x
-  serializes unknown fields as given, 2.x strips them on the way out, so
-  fields the model does not define are added to the serialized result
-  instead, the same way on both (see ``complete_listed_tools``).
+- what a ``tools/list`` result may carry beyond the ``Tool`` model: 2.x
+  strips unknown fields on the way out, so they are added to the serialized
+  result instead, the same way on both (see ``complete_listed_tools``).
 
 Nothing outside this module may branch on the mcp version.
 """
@@ -113,31 +112,25 @@ def can_cancel_requests(server: Server) -> bool:
     return MCP_MAJOR >= 2 or server in _cancel_safe
 
 
-# Fields each tool of a server built here lists on top of its ``Tool``, by
-# tool name (see build_tool_server and complete_listed_tools).
+# Top-level fields each tool of a server built here lists beyond its ``Tool``.
 _listed_fields: weakref.WeakKeyDictionary[Server, dict[str, dict[str, Any]]] = (
     weakref.WeakKeyDictionary()
 )
 
 
+def listed_fields(server: Server) -> dict[str, dict[str, Any]]:
+    """The fields ``server``'s tools list beyond ``Tool``, by tool name."""
+    return _listed_fields.get(server, {})
+
+
 def complete_listed_tools(server: Server, payload: dict[str, Any]) -> dict[str, Any]:
     """Add each tool's listed fields to a serialized ``tools/list`` response.
 
-    ``payload`` is the JSON-RPC response ``server`` gave to a ``tools/list``
-    request, already rendered as a raw dict. Only a server built by
-    ``build_tool_server`` with ``listed_fields`` has anything to add; every
-    other response comes back untouched.
-
-    This runs after mcp has serialized the result because that is the only
-    point both majors leave such fields alone: mcp 2.x re-validates every
-    outgoing result against its protocol models and strips fields ``Tool``
-    does not define, even from an ``extra="allow"`` subclass. Doing it here on
-    1.x as well (where ``Tool`` would keep them) gives one code path and
-    serves each value exactly as given rather than as mcp's models render it.
-
-    The result is completed in place with the server's own values, not
-    copies: a listing costs one lookup per tool, however large the fields.
-    The response is meant to be serialized for the client as it is.
+    This runs once mcp has serialized the result, the only point where both
+    majors leave such fields alone: 2.x re-validates outgoing results and
+    strips fields ``Tool`` does not define, even from an ``extra="allow"``
+    subclass. Each listing gets its own copy of the values, so a caller that
+    edits the response cannot change what the server lists next time.
     """
     fields_by_tool = _listed_fields.get(server)
     result = payload.get("result")
@@ -145,9 +138,18 @@ def complete_listed_tools(server: Server, payload: dict[str, Any]) -> dict[str, 
         return payload
     for listed in result.get("tools") or ():
         fields = fields_by_tool.get(listed.get("name"))
-        if fields is not None:
-            listed.update(fields)
+        if fields:
+            listed.update(_copy_json(fields))
     return payload
+
+
+def _copy_json(value: Any) -> Any:
+    # Plain JSON only, so this is a fraction of copy.deepcopy's cost.
+    if isinstance(value, dict):
+        return {key: _copy_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy_json(item) for item in value]
+    return value
 
 
 def build_tool_server(
@@ -163,10 +165,10 @@ def build_tool_server(
     so tool behavior does not depend on either major's defaults. On 1.x that
     means turning off the decorator's own jsonschema validation.
 
-    ``listed_fields`` maps a tool's name to top-level fields its ``tools/list``
-    entry carries beyond ``tools`` (``strict``, say). They are plain JSON and
-    are served through ``complete_listed_tools``, which whoever serializes
-    the server's responses must call for ``tools/list``.
+    ``listed_fields`` maps a tool name to top-level fields its ``tools/list``
+    entry carries beyond ``tools`` (plain JSON, copied here, so later changes
+    to the caller's values change nothing); whoever serializes the server's
+    responses adds them with ``complete_listed_tools``.
     """
     if MCP_MAJOR >= 2:
 
@@ -182,7 +184,7 @@ def build_tool_server(
             on_list_tools=on_list_tools,
             on_call_tool=on_call_tool,
         )
-        _remember_listed_fields(server, listed_fields)
+        _listed_fields[server] = _copy_json(listed_fields or {})
         return server
 
     async def list_tools() -> list[Tool]:
@@ -202,19 +204,5 @@ def build_tool_server(
     legacy_server.call_tool(validate_input=False)(call_tool)
     built: Server = legacy_server
     _cancel_safe.add(built)
-    _remember_listed_fields(built, listed_fields)
+    _listed_fields[built] = _copy_json(listed_fields or {})
     return built
-
-
-def _remember_listed_fields(
-    server: Server, listed_fields: dict[str, dict[str, Any]] | None
-) -> None:
-    # A tool with nothing to add is left out, so it lists exactly as mcp
-    # serializes it, and a server with nothing to add is not looked at again.
-    fields_by_tool = {
-        tool_name: fields
-        for tool_name, fields in (listed_fields or {}).items()
-        if fields
-    }
-    if fields_by_tool:
-        _listed_fields[server] = fields_by_tool

@@ -259,8 +259,7 @@ class _Session:
             )
             return
         if pending.method == "tools/list":
-            # Fields mcp's Tool model cannot carry are added here, once the
-            # result is plain JSON (see complete_listed_tools).
+            # Fields mcp's Tool model cannot carry join the plain-JSON result.
             payload = complete_listed_tools(self._server, payload)
         pending.resolve(payload)
 

@@ -10,9 +10,11 @@ SDK sees every schema when the tool is defined, so it checks there:
 
 - ``make_strict`` turns a strict tool's schema into the one the SDK serves
   and validates calls against, and lists every rule that schema still
-  breaks. Its one normalization closes each object that declares its
-  properties with ``additionalProperties: false``, as the Anthropic Python
-  SDK's ``transform_schema`` does. Everything else strict mode cannot
+  breaks. Its one normalization closes each object with
+  ``additionalProperties: false`` over every property name declared for it
+  (branches of ``anyOf``/``oneOf``/``allOf``, ``$ref`` and conditionals
+  included), so closing only narrows inputs to declared names. Everything
+  else strict mode cannot
   express is refused rather than dropped or moved into a description: the
   SDK validates calls against the schema it serves, so dropping ``maximum``
   would quietly let through calls the author meant to refuse.
@@ -22,8 +24,11 @@ SDK sees every schema when the tool is defined, so it checks there:
   that can reach one request, and ``check_request_limits`` does so for the
   SDK servers handed to one query.
 
-Only the standard library is used, and none of this raises on any JSON
-value: a malformed schema is reported, not crashed on.
+References (``$ref``, embedded ``$id`` resources, ``$anchor``) are resolved
+as jsonschema resolves them, with the ``referencing`` library and never over
+the network (``schema_checks.SchemaGraph``), so a recursive schema is found
+however it is spelled. None of this raises on any value: a malformed,
+non-finite or too deeply nested schema is reported, not crashed on.
 """
 
 from __future__ import annotations
@@ -33,7 +38,16 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
-from urllib.parse import unquote
+
+from .schema_checks import (
+    MAX_SCHEMA_DEPTH,
+    MAX_SCHEMA_POSITIONS,
+    Reference,
+    SchemaGraph,
+    pointer,
+    shape_problems,
+    subschemas,
+)
 
 STRICT_TOOL_LIMIT = 20
 """Most strict tools one request may carry."""
@@ -64,44 +78,6 @@ _ARRAY_CONSTRAINTS = (
     "maxContains",
 )
 _RECURSIVE_REFS = ("$dynamicRef", "$recursiveRef")
-
-# Where a schema keeps its subschemas. Values under ``enum``, ``const``,
-# ``default`` or ``examples`` are data and are never walked.
-_SUBSCHEMA_MAPS = frozenset(
-    {
-        "properties",
-        "patternProperties",
-        "$defs",
-        "definitions",
-        "dependentSchemas",
-        "dependencies",
-    }
-)
-_SUBSCHEMA_LISTS = frozenset({"prefixItems", "anyOf", "oneOf", "allOf"})
-_SUBSCHEMAS = frozenset(
-    {
-        "additionalProperties",
-        "items",
-        "additionalItems",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-        "contains",
-        "propertyNames",
-        "not",
-        "if",
-        "then",
-        "else",
-        "contentSchema",
-    }
-)
-# Subschemas that are combined with their siblings instead of describing a
-# value of their own. Closing an object in one of them changes which inputs
-# the whole schema accepts: under ``allOf`` two closed branches that each
-# declare some of the properties reject every input, and under ``not`` a
-# closed object widens what passes. So objects there are left to the author.
-_COMBINED_WITH_SIBLINGS = frozenset(
-    {"allOf", "not", "if", "then", "else", "dependentSchemas", "dependencies"}
-)
 
 
 @dataclass(frozen=True)
@@ -145,16 +121,21 @@ def make_strict(schema: Any) -> tuple[Any, list[StrictViolation]]:
     """Return the schema to serve for a strict tool, and every rule it breaks.
 
     The result is a copy (the caller's schema is never changed) in which each
-    object that declares ``properties`` but not ``additionalProperties`` gets
-    ``additionalProperties: false``. That is what strict mode needs and what
-    the author of such an object almost always means; the exceptions are
-    objects combined with siblings (see ``_COMBINED_WITH_SIBLINGS``) and
-    objects with no declared properties, which closing would shrink to
-    ``{}``. Those stay as they are and are reported, like every other rule.
+    object that does not set ``additionalProperties`` gets
+    ``additionalProperties: false``, closed over every property name declared
+    for the instances it meets: its own ``properties`` plus those of the
+    ``anyOf``/``oneOf``/``allOf`` branches, ``$ref`` targets,
+    ``if``/``then``/``else`` and ``dependentSchemas`` applied with it (a name
+    it lacks is added as ``{}``). So an input that is valid against the
+    author's schema and uses only declared names is valid against the served
+    one. Objects evaluated negated (``not``, an ``if`` condition) whose
+    enclosing object is not closed, objects with ``unevaluatedProperties``
+    and objects with no declared names are left as they are and reported,
+    like every other rule.
     """
-    document, problem = _as_json(schema)
-    if problem is not None:
-        return schema, [problem]
+    document, problems = _as_json(schema)
+    if problems:
+        return schema, problems
     index = _close_objects(document)
     return document, _violations(index)
 
@@ -166,9 +147,9 @@ def find_strict_violations(schema: Any) -> list[StrictViolation]:
     ``additionalProperties: false`` is a violation here (``make_strict``
     closes the ones it safely can before checking).
     """
-    document, problem = _as_json(schema)
-    if problem is not None:
-        return [problem]
+    document, problems = _as_json(schema)
+    if problems:
+        return problems
     return _violations(_SchemaIndex(document))
 
 
@@ -277,163 +258,194 @@ class _Node(NamedTuple):
     path: Path
     value: Any
     closable: bool
-    """Whether closing an object here leaves the meaning of its parents alone."""
+    """Whether the SDK may close an object here (see ``_close_objects``)."""
 
 
-def _as_json(schema: Any) -> tuple[Any, StrictViolation | None]:
+def _as_json(schema: Any) -> tuple[Any, list[StrictViolation]]:
     """Copy ``schema`` through JSON, as the wire will see it.
 
     This makes the copy the normalization works on, and turns everything a
-    walk could trip over (cycles, values JSON cannot carry, nesting deeper
-    than the interpreter's recursion limit) into a reported problem.
+    walk could trip over into reported problems: nesting deeper than
+    ``MAX_SCHEMA_DEPTH`` (or a container that contains itself), NaN and
+    infinities (which would go on the wire as ``null``), and values JSON
+    cannot carry.
     """
+    problems = shape_problems(schema)
+    if problems:
+        return None, [
+            StrictViolation(
+                "#",
+                f"input schema nests deeper than {MAX_SCHEMA_DEPTH} levels (or "
+                "contains itself); flatten it or move shared parts into $defs",
+            )
+            if problem.kind == "too deep"
+            else StrictViolation(
+                pointer(problem.path),
+                f"{problem.value!r} is not a JSON number; strict schemas must be "
+                "plain JSON (it would be sent as null)",
+            )
+            for problem in problems
+        ]
     try:
-        return json.loads(json.dumps(schema)), None
+        return json.loads(json.dumps(schema, allow_nan=False)), []
     except (TypeError, ValueError, RecursionError) as e:
-        return None, StrictViolation("#", f"input schema is not JSON: {e}")
+        return None, [StrictViolation("#", f"input schema is not JSON: {e}")]
 
 
-def _subschemas(schema: dict[str, Any], path: Path) -> Iterator[tuple[Path, Any, bool]]:
-    """The direct subschemas of ``schema``: path, value, combined with siblings."""
-    for key, value in schema.items():
-        combined = key in _COMBINED_WITH_SIBLINGS
-        if key in _SUBSCHEMA_MAPS and isinstance(value, dict):
-            for name, subschema in value.items():
-                # draft 7 "dependencies" also maps names to lists of names
-                if not (key == "dependencies" and isinstance(subschema, list)):
-                    yield (*path, key, name), subschema, combined
-        elif (key in _SUBSCHEMA_LISTS or key == "items") and isinstance(value, list):
-            for i, subschema in enumerate(value):
-                yield (*path, key, i), subschema, combined
-        elif key in _SUBSCHEMAS:
-            yield (*path, key), value, combined
-
-
-def _walk(value: Any, path: Path, unclosable: frozenset[Path]) -> Iterator[_Node]:
+def _walk(value: Any, path: Path = ()) -> Iterator[_Node]:
     """Every schema position under ``value``, parents first, in document order.
 
     Iterative, so nesting depth is bounded by the input, not the call stack.
     """
-    stack = [(path, value, True)]
+    stack = [(path, value)]
     while stack:
-        path, value, closable = stack.pop()
-        closable = closable and path not in unclosable
-        yield _Node(path, value, closable)
+        path, value = stack.pop()
+        yield _Node(path, value, True)
         if isinstance(value, dict):
             children = [
-                (child_path, child, closable and not combined)
-                for child_path, child, combined in _subschemas(value, path)
+                (child_path, child) for child_path, _, child in subschemas(value, path)
             ]
             stack.extend(reversed(children))
 
 
-def _resolve(document: Any, ref: str) -> Path | None:
-    """Resolve a local ``$ref`` (``#`` or a ``#/...`` JSON Pointer), or None."""
-    if ref == "#":
-        return ()
-    if not ref.startswith("#/"):
-        return None
-    path: list[str | int] = []
-    current = document
-    for raw in ref[2:].split("/"):
-        token = unquote(raw).replace("~1", "/").replace("~0", "~")
-        if isinstance(current, dict) and token in current:
-            current = current[token]
-            path.append(token)
-        elif (
-            isinstance(current, list)
-            and token.isascii()
-            and token.isdigit()
-            and int(token) < len(current)
-        ):
-            current = current[int(token)]
-            path.append(int(token))
-        else:
-            return None
-    return tuple(path)
-
-
-@dataclass(frozen=True)
-class _Ref:
-    node: _Node
-    ref: Any
-    target: Path | None
+# In-place applicators: subschemas evaluated against the same instance as the
+# schema holding them, with whether they are evaluated negated (a closed
+# object there can let more through, not less).
+_IN_PLACE_LISTS = frozenset({"allOf", "anyOf", "oneOf"})
+_IN_PLACE_MAPS = frozenset({"dependentSchemas", "dependencies"})
+_IN_PLACE = {"then": False, "else": False, "if": True, "not": True}
+_DEFINITIONS = frozenset({"$defs", "definitions"})
 
 
 class _SchemaIndex:
-    """Every schema position of a document, including local ``$ref`` targets.
+    """The schema positions of a document, its references and its groups.
 
-    Targets outside the walked structure (``#/x-shared/address``, say) are
-    walked too, from where they are, so nothing a reference reaches escapes
-    the rules.
+    References are resolved as jsonschema resolves them (``SchemaGraph``:
+    embedded ``$id`` resources, ``$anchor`` names, base URIs). A *group* is
+    every schema applied to one instance: a schema at an instance position
+    (the root, a property, ``items``, ...) and everything reached from it
+    through ``allOf``/``anyOf``/``oneOf``, ``$ref``, ``if``/``then``/``else``,
+    ``dependentSchemas`` and ``not``. The property names declared anywhere
+    in a group (or in groups that share a schema with it) are the names an
+    object closed there must keep.
     """
 
-    def __init__(self, document: Any, unclosable: frozenset[Path] = frozenset()):
-        self.nodes: list[_Node] = []
-        self.refs: list[_Ref] = []
-        seen: set[Path] = set()
-        pending: list[Path] = [()]
+    def __init__(self, document: Any):
+        self.document = document
+        self.graph = SchemaGraph.build(document)
+        nodes = self.graph.nodes
+        ordered = [node.path for node in _walk(document) if node.path in nodes]
+        rest = [path for path in nodes if path not in set(ordered)]
+        self.paths: list[Path] = ordered + rest
+        self._group_names: dict[Path, set[str]] = {}
+        self._closable: dict[Path, bool] = {}
+        self._build_groups()
+        self.nodes = [
+            _Node(path, nodes[path], self._closable.get(path, False))
+            for path in self.paths
+        ]
+
+    def names_for(self, path: Path) -> set[str]:
+        """Property names declared for every instance the schema at ``path`` meets."""
+        return self._group_names.get(path, set())
+
+    def _in_place(
+        self, path: Path, schema: dict[str, Any]
+    ) -> Iterator[tuple[Path, bool]]:
+        for key, value in schema.items():
+            if key in _IN_PLACE_LISTS and isinstance(value, list):
+                for i in range(len(value)):
+                    yield (*path, key, i), False
+            elif key in _IN_PLACE:
+                yield (*path, key), _IN_PLACE[key]
+            elif key in _IN_PLACE_MAPS and isinstance(value, dict):
+                for name, subschema in value.items():
+                    if not isinstance(subschema, list):
+                        yield (*path, key, name), False
+        for target in sorted(self.graph.targets.get(path, ()), key=pointer):
+            yield target, False
+
+    def _build_groups(self) -> None:
+        nodes = self.graph.nodes
+        roots: list[tuple[Path, bool]] = []  # (root, inside a negation)
+        members: list[list[tuple[Path, bool]]] = []
+        known: set[tuple[Path, bool]] = set()
+        membership: dict[Path, list[int]] = {}
+        pending: list[tuple[Path, bool]] = [((), False)]
         while pending:
-            start = pending.pop(0)
-            if start in seen:
+            root, context = pending.pop()
+            if (root, context) in known:
                 continue
-            value = _value_at(document, start)
-            for node in _walk(value, start, unclosable):
-                if node.path in seen:
+            known.add((root, context))
+            group = len(roots)
+            roots.append((root, context))
+            members.append([])
+            seen: set[tuple[Path, bool]] = set()
+            queue: list[tuple[Path, bool]] = [(root, False)]
+            while queue:
+                path, negated = queue.pop()
+                if (path, negated) in seen:
                     continue
-                seen.add(node.path)
-                self.nodes.append(node)
-                if isinstance(node.value, dict) and "$ref" in node.value:
-                    ref = node.value["$ref"]
-                    target = _resolve(document, ref) if isinstance(ref, str) else None
-                    self.refs.append(_Ref(node, ref, target))
-                    if target is not None:
-                        pending.append(target)
+                seen.add((path, negated))
+                members[group].append((path, negated))
+                membership.setdefault(path, []).append(group)
+                value = nodes.get(path)
+                if not isinstance(value, dict):
+                    continue
+                for child, child_negated in self._in_place(path, value):
+                    queue.append((child, negated or child_negated))
+                for child, keyword, _ in subschemas(value, path):
+                    if keyword in _DEFINITIONS:
+                        pending.append((child, False))
+                    elif not (
+                        keyword in _IN_PLACE_LISTS
+                        or keyword in _IN_PLACE
+                        or keyword in _IN_PLACE_MAPS
+                    ):
+                        pending.append((child, context or negated))
+        # Groups that share a schema are closed with the names of both.
+        parent = list(range(len(roots)))
 
-    def recursive_refs(self) -> list[_Ref]:
-        """The references that close a cycle, i.e. make the schema recursive.
+        def find(group: int) -> int:
+            while parent[group] != group:
+                parent[group] = parent[parent[group]]
+                group = parent[group]
+            return group
 
-        A reference leads into its target's subtree, and so on to every
-        reference located there. Walking that graph depth-first from the
-        document root, a reference to a target still being explored is one
-        that leads back into a schema that contains it.
-        """
-        local = [ref for ref in self.refs if ref.target is not None]
+        for groups in membership.values():
+            for other in groups[1:]:
+                parent[find(other)] = find(groups[0])
+        names: dict[int, set[str]] = {}
+        for group, group_members in enumerate(members):
+            declared = names.setdefault(find(group), set())
+            for path, _ in group_members:
+                value = nodes.get(path)
+                if isinstance(value, dict) and isinstance(
+                    value.get("properties"), dict
+                ):
+                    declared.update(value["properties"])
 
-        def leads_to(target: Path) -> Iterator[_Ref]:
-            return (r for r in local if r.node.path[: len(target)] == target)
+        def anchored(group: int) -> bool:
+            root, context = roots[group]
+            value = nodes.get(root)
+            return (
+                not context
+                and isinstance(value, dict)
+                and _is_object_schema(value)
+                and value.get("additionalProperties", False) is False
+            )
 
-        exploring, done = object(), object()
-        state: dict[Path, object] = {(): exploring}
-        stack: list[tuple[Path, Iterator[_Ref]]] = [((), leads_to(()))]
-        recursive = []
-        while stack:
-            _, edges = stack[-1]
-            for ref in edges:
-                assert ref.target is not None
-                target_state = state.get(ref.target)
-                if target_state is exploring:
-                    recursive.append(ref)
-                elif target_state is None:
-                    state[ref.target] = exploring
-                    stack.append((ref.target, leads_to(ref.target)))
-                    break
-            else:
-                target, _ = stack.pop()
-                state[target] = done
-        return recursive
-
-
-def _value_at(document: Any, path: Path) -> Any:
-    for token in path:
-        document = document[token]
-    return document
+        for group, group_members in enumerate(members):
+            context = roots[group][1]
+            ok = not context
+            for path, negated in group_members:
+                self._group_names[path] = names[find(group)]
+                closable = ok and (not negated or anchored(group))
+                self._closable[path] = self._closable.get(path, True) and closable
 
 
 def _pointer(path: Path) -> str:
-    return "#" + "".join(
-        "/" + str(token).replace("~", "~0").replace("/", "~1") for token in path
-    )
+    return pointer(path)
 
 
 def _is_object_schema(schema: dict[str, Any]) -> bool:
@@ -446,34 +458,39 @@ def _is_object_schema(schema: dict[str, Any]) -> bool:
 
 
 def _close_objects(document: Any) -> _SchemaIndex:
-    """Add ``additionalProperties: false`` where that keeps the schema's meaning.
+    """Close each object with ``additionalProperties: false``, keeping its names.
 
-    An object reached through a ``$ref`` from a combined position is left
-    alone like one written there, so the index is rebuilt until no new such
-    target turns up. Returns the index, which still describes the document:
-    the only positions closing adds hold ``false``, which breaks no rule.
+    An object is closed over every property name declared for the instances
+    it meets (``_SchemaIndex``): a name it does not declare itself is added
+    as ``{}``, which accepts what the object accepted before. So for an input
+    that uses only declared names, every closed object answers as the open
+    one did, and the served schema accepts exactly what the author's schema
+    accepts among those inputs; inputs with other names are refused. Objects
+    evaluated negated (under ``not``, or as an ``if`` condition) are closed
+    only when the object they apply to is closed too, by the SDK or by the
+    author: otherwise closing them would let more through.
     """
-    unclosable: frozenset[Path] = frozenset()
-    while True:
-        index = _SchemaIndex(document, unclosable)
-        more = frozenset(
-            ref.target
-            for ref in index.refs
-            if ref.target is not None and not ref.node.closable
-        )
-        if more <= unclosable:
-            break
-        unclosable |= more
+    index = _SchemaIndex(document)
+    if index.graph.too_complex:
+        return index
     for node in index.nodes:
         schema = node.value
-        if (
+        if not (
             node.closable
             and isinstance(schema, dict)
             and _is_object_schema(schema)
-            and isinstance(schema.get("properties"), dict)
             and "additionalProperties" not in schema
+            and "unevaluatedProperties" not in schema
         ):
-            schema["additionalProperties"] = False
+            continue
+        properties = schema.get("properties", {})
+        names = index.names_for(node.path)
+        if not isinstance(properties, dict) or not ("properties" in schema or names):
+            continue
+        for name in sorted(names - properties.keys()):
+            properties[name] = {}
+        schema["properties"] = properties
+        schema["additionalProperties"] = False
     return index
 
 
@@ -483,36 +500,56 @@ def _close_objects(document: Any) -> _SchemaIndex:
 def _violations(index: _SchemaIndex) -> list[StrictViolation]:
     found: dict[Path, list[StrictViolation]] = {}
     for node in index.nodes:
-        found[node.path] = list(_node_violations(node))
-    for ref in index.refs:
-        if ref.target is None:
-            found[ref.node.path].insert(0, _ref_violation(ref))
-    for ref in index.recursive_refs():
-        found[ref.node.path].insert(
+        found[node.path] = list(_node_violations(node, index))
+    if index.graph.too_complex:
+        found.setdefault((), []).insert(
             0,
             StrictViolation(
-                _pointer((*ref.node.path, "$ref")),
-                f"recursive schema: $ref {ref.ref!r} leads back into a schema "
+                "#",
+                f"its references reach more than {MAX_SCHEMA_POSITIONS} schema "
+                "positions; strict mode cannot compile it",
+            ),
+        )
+    reported: set[str] = set()
+    for reference in index.graph.references:
+        if reference.keyword != "$ref" or reference.problem is None:
+            continue
+        if reference.at not in reported:
+            reported.add(reference.at)
+            found.setdefault(reference.path, []).insert(0, _ref_violation(reference))
+    for reference in index.graph.recursive_references():
+        if reference.keyword != "$ref" or reference.at in reported:
+            continue
+        reported.add(reference.at)
+        found.setdefault(reference.path, []).insert(
+            0,
+            StrictViolation(
+                reference.at,
+                f"recursive schema: $ref {reference.ref!r} leads back into a schema "
                 "that contains it; strict mode cannot compile recursive schemas",
             ),
         )
-    return [violation for node in index.nodes for violation in found[node.path]]
+    order = [node.path for node in index.nodes]
+    order += [path for path in found if path not in set(order)]
+    return [violation for path in order for violation in found.get(path, [])]
 
 
-def _ref_violation(ref: _Ref) -> StrictViolation:
-    at = _pointer((*ref.node.path, "$ref"))
-    if not isinstance(ref.ref, str):
+def _ref_violation(reference: Reference) -> StrictViolation:
+    at = reference.at
+    if reference.problem == "not a string":
         return StrictViolation(at, "$ref must be a string")
-    if not ref.ref.startswith("#"):
+    if reference.problem == "external":
         return StrictViolation(
             at,
-            f"external $ref {ref.ref!r}: strict mode only resolves references "
-            "within the schema ('#/$defs/...')",
+            f"external $ref {reference.ref!r}: strict mode only resolves "
+            "references within the schema ('#/$defs/...')",
         )
-    return StrictViolation(at, f"$ref {ref.ref!r} does not point into this schema")
+    return StrictViolation(
+        at, f"$ref {reference.ref!r} does not point into this schema"
+    )
 
 
-def _node_violations(node: _Node) -> Iterator[StrictViolation]:
+def _node_violations(node: _Node, index: _SchemaIndex) -> Iterator[StrictViolation]:
     schema = node.value
     if isinstance(schema, bool):
         return
@@ -552,6 +589,30 @@ def _node_violations(node: _Node) -> Iterator[StrictViolation]:
                 f"additionalProperties must be false in strict mode (found "
                 f"{found}); strict mode has no open objects or free-form maps",
             )
+        elif key == "unevaluatedProperties":
+            if value is False:
+                yield StrictViolation(
+                    at(key),
+                    "unevaluatedProperties is not used in strict schemas: the SDK "
+                    "closes every object with additionalProperties: false over "
+                    "the property names declared for it (in its properties, "
+                    "anyOf/oneOf/allOf branches, $ref, if/then/else and "
+                    "dependentSchemas); remove it",
+                )
+            else:
+                found = "true" if value is True else "a schema"
+                yield StrictViolation(
+                    at(key),
+                    f"unevaluatedProperties leaves the object open (found "
+                    f"{found}); strict mode has no open objects or free-form maps",
+                )
+        elif key == "unevaluatedItems" and value is not False:
+            found = "true" if value is True else "a schema"
+            yield StrictViolation(
+                at(key),
+                f"unevaluatedItems leaves the array open (found {found}); "
+                "describe every item with items/prefixItems, or set it to false",
+            )
         elif key == "minItems" and not _is_zero_or_one(value):
             yield StrictViolation(
                 at(key),
@@ -570,13 +631,19 @@ def _node_violations(node: _Node) -> Iterator[StrictViolation]:
             for pattern in value:
                 yield from _pattern_violations(pattern, at(key, pattern))
 
-    if _is_object_schema(schema) and "additionalProperties" not in schema:
-        if isinstance(schema.get("properties"), dict):
+    if (
+        _is_object_schema(schema)
+        and "additionalProperties" not in schema
+        and "unevaluatedProperties" not in schema
+    ):
+        if isinstance(schema.get("properties"), dict) or index.names_for(node.path):
             rule = (
                 "object is not closed: strict mode requires additionalProperties: "
-                "false (the SDK adds it for you, except under allOf, not, "
-                "if/then/else and dependentSchemas, where it would change which "
-                "inputs the combined schema accepts)"
+                "false. The SDK closes objects for you, but not one evaluated "
+                "under not or as an if condition unless the object it applies to "
+                "is closed too (alone, closing it would let more inputs "
+                'through): give the enclosing schema "type": "object" and its '
+                "properties, or close this object yourself"
             )
         else:
             rule = (
@@ -649,11 +716,11 @@ def _unsupported_regex_constructs(pattern: str) -> list[tuple[str, str]]:
 
 def _count_parameters(schema: Any) -> tuple[int, int]:
     """Optional and union-typed parameters of one served schema."""
-    document, problem = _as_json(schema)
-    if problem is not None:
+    document, problems = _as_json(schema)
+    if problems:
         return 0, 0
     optional = unions = 0
-    for node in _walk(document, (), frozenset()):
+    for node in _walk(document):
         value = node.value
         if not isinstance(value, dict):
             continue
@@ -674,3 +741,32 @@ def _count_parameters(schema: Any) -> tuple[int, int]:
         ):
             unions += 1
     return optional, unions
+
+
+def strict_input_schema(tool_name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema a ``strict=True`` tool is served with: ``schema``, closed.
+
+    Held to strict mode's rules on the SDK's side, because the API answers a
+    strict schema it cannot compile with a 400 on some later turn. What is
+    served is the normalized copy, so examples, listing and calls agree.
+    """
+    strict_schema, violations = make_strict(schema)
+    if violations:
+        raise ValueError(format_violations(tool_name, violations))
+    served: dict[str, Any] = strict_schema
+    return served
+
+
+def check_server_limits(
+    server_name: str, server: object, tools: Iterable[Any], schemas: Mapping[str, Any]
+) -> None:
+    """Hold one server's strict tools to the per-request caps, and remember them.
+
+    ``check_request_limits`` applies the caps again across every server
+    handed to one query.
+    """
+    strict_tools = [(t.name, schemas[t.name]) for t in tools if t.strict is True]
+    exceeded = find_limit_violations(strict_tools)
+    if exceeded:
+        raise ValueError(format_limits(f"SDK MCP server '{server_name}'", exceeded))
+    remember_strict_tools(server, strict_tools)

@@ -1,0 +1,290 @@
+"""Every tool's schemas are checked when it is defined (schema_checks).
+
+- A reference that resolves outside the schema is refused for every tool,
+  naming the tool and the JSON Pointer, and nothing is ever fetched: not at
+  definition, not when examples are checked, not on a call.
+- A schema that fails its metaschema, or a pattern Python's ``re`` cannot
+  compile, is refused for tools with strict=True or input_examples and a
+  UserWarning (naming tool and keyword) for others, which are still served.
+- NaN/infinity in a strict schema is refused with its pointer.
+- 1,000-level nesting is the documented ValueError, never RecursionError.
+"""
+
+from __future__ import annotations
+
+import math
+import socket
+import sys
+import urllib.request
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from claude_agent_sdk import create_sdk_mcp_server, tool
+
+try:
+    from claude_agent_sdk._internal.schema_checks import (
+        MAX_SCHEMA_DEPTH,
+        check_input_schema,
+        offline_validator,
+    )
+    from claude_agent_sdk._internal.strict_schema import make_strict
+except ImportError:  # a tree without the patch: these tests must fail
+    MAX_SCHEMA_DEPTH = None  # type: ignore[assignment]
+    check_input_schema = None  # type: ignore[assignment]
+    offline_validator = None  # type: ignore[assignment]
+    make_strict = None  # type: ignore[assignment]
+
+pytestmark = pytest.mark.requires_patch("schema-checks")
+
+WIRING = pytest.mark.requires_patch("schema-checks")
+
+EXTERNAL = [
+    "https://example.com/a.json",
+    "http://example.com/a.json#/A",
+    "file:///etc/passwd",
+    "urn:example:a",
+    "other.json",
+    "https://json-schema.org/draft/2020-12/schema",
+]
+
+
+@pytest.fixture
+def no_io(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(f"I/O attempted: {args!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(urllib.request, "urlopen", refuse)
+    yield
+
+
+def _with_ref(ref: str, keyword: str = "$ref") -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"a": {keyword: ref}},
+        "additionalProperties": False,
+    }
+
+
+async def _noop(args: dict[str, Any]) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": "ok"}]}
+
+
+@pytest.mark.usefixtures("no_io")
+@pytest.mark.parametrize("opted_in", [False, True])
+@pytest.mark.parametrize("ref", EXTERNAL)
+def test_external_refs_are_refused_with_their_pointer(ref: str, opted_in: bool) -> None:
+    with pytest.raises(ValueError) as refused:
+        check_input_schema("fetcher", _with_ref(ref), opted_in=opted_in)
+    message = str(refused.value)
+    assert message.startswith("Tool 'fetcher': input_schema")
+    assert "#/properties/a/$ref" in message and repr(ref) in message
+
+
+@pytest.mark.usefixtures("no_io")
+def test_dynamic_refs_and_refs_against_an_id_base_are_checked_too() -> None:
+    with pytest.raises(ValueError, match=r"#/properties/a/\$dynamicRef"):
+        check_input_schema(
+            "t", _with_ref("https://example.com/m#meta", "$dynamicRef"), opted_in=False
+        )
+    schema = {**_with_ref("b.json"), "$id": "https://example.com/a.json"}
+    with pytest.raises(ValueError, match="#/properties/a/\\$ref"):
+        check_input_schema("t", schema, opted_in=False)
+
+
+@pytest.mark.usefixtures("no_io")
+def test_refs_inside_the_document_are_fine() -> None:
+    schema = {
+        "$id": "https://example.com/root",
+        "type": "object",
+        "properties": {
+            "a": {"$ref": "#/$defs/S"},
+            "b": {"$ref": "s.json"},
+            "c": {"$ref": "s.json#s"},
+            "d": {"$ref": "https://example.com/root#/$defs/S"},
+        },
+        "$defs": {"S": {"$id": "s.json", "$anchor": "s", "type": "string"}},
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_input_schema("t", schema, opted_in=True)
+
+
+@pytest.mark.usefixtures("no_io")
+def test_the_offline_validator_never_fetches() -> None:
+    import referencing.exceptions
+
+    validator = offline_validator(_with_ref("https://example.com/a.json"))
+    with pytest.raises(referencing.exceptions.Unresolvable):
+        validator.is_valid({"a": 1})
+
+
+@WIRING
+@pytest.mark.usefixtures("no_io")
+@pytest.mark.parametrize("kwargs", [{}, {"strict": True}, {"input_examples": [{}]}])
+def test_a_tool_with_an_external_ref_is_refused(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match=r"'fetcher'.*\n.*#/properties/a/\$ref"):
+        create_sdk_mcp_server(
+            "s",
+            tools=[
+                tool("fetcher", "d", _with_ref("https://example.com/a.json"), **kwargs)(
+                    _noop
+                )
+            ],
+        )
+
+
+@WIRING
+@pytest.mark.usefixtures("no_io")
+def test_an_output_schema_with_an_external_ref_is_refused() -> None:
+    output = {"type": "object", "properties": {"r": {"$ref": "https://example.com/r"}}}
+    with pytest.raises(
+        ValueError, match=r"'out'.*outputSchema.*\n.*#/properties/r/\$ref"
+    ):
+        tool("out", "d", {"q": str}, extra_fields={"outputSchema": output})(_noop)
+
+
+# --- tools that would fail every call -------------------------------------------
+
+BAD_PATTERN = {
+    "type": "object",
+    "properties": {"s": {"type": "string", "pattern": r"^\p{L}+$"}},
+}
+BAD_PATTERN_NAME = {"type": "object", "patternProperties": {r"^\p{L}+$": {}}}
+BAD_METASCHEMA = {"type": "object", "properties": {"n": {"type": "no-such-type"}}}
+FAILING = {
+    "pattern": (BAD_PATTERN, "#/properties/s/pattern", "pattern"),
+    "pattern-name": (
+        BAD_PATTERN_NAME,
+        r"#/patternProperties/^\p{L}+$",
+        "patternProperties",
+    ),
+    "metaschema": (BAD_METASCHEMA, "#/properties/n/type", "type"),
+    "nan": (
+        {
+            "type": "object",
+            "properties": {"n": {"type": "number", "maximum": math.nan}},
+        },
+        "#/properties/n/maximum",
+        "maximum",
+    ),
+}
+if sys.version_info < (3, 11):  # possessive quantifiers arrived in 3.11
+    FAILING["possessive"] = (
+        {"type": "object", "properties": {"s": {"type": "string", "pattern": "a++"}}},
+        "#/properties/s/pattern",
+        "pattern",
+    )
+
+
+@pytest.mark.parametrize("case", list(FAILING))
+def test_opted_in_tools_are_refused(case: str) -> None:
+    schema, at, keyword = FAILING[case]
+    with pytest.raises(ValueError) as refused:
+        check_input_schema("t", schema, opted_in=True)
+    message = str(refused.value)
+    assert message.startswith("Tool 't': input_schema")
+    assert f"{at} ({keyword})" in message
+
+
+@pytest.mark.parametrize("case", list(FAILING))
+def test_other_tools_get_a_warning_and_are_served(case: str) -> None:
+    schema, at, keyword = FAILING[case]
+    with pytest.warns(UserWarning) as caught:
+        check_input_schema("t", schema, opted_in=False)
+    [warning] = caught
+    assert "Tool 't'" in str(warning.message)
+    assert f"keyword {keyword!r}" in str(warning.message)
+
+
+@WIRING
+def test_a_plain_tool_with_a_bad_pattern_is_still_served() -> None:
+    plain = tool("p", "d", BAD_PATTERN)(_noop)
+    with pytest.warns(UserWarning, match="Tool 'p'.*'pattern'"):
+        config = create_sdk_mcp_server("s", tools=[plain])
+    assert config["instance"] is not None
+
+
+@WIRING
+@pytest.mark.parametrize("kwargs", [{"strict": True}, {"input_examples": [{}]}])
+def test_a_strict_or_exemplified_tool_with_a_bad_pattern_is_refused(
+    kwargs: dict[str, Any],
+) -> None:
+    schema = {**BAD_PATTERN, "additionalProperties": False}
+    with pytest.raises(
+        ValueError, match=r"'p'.*\n.*#/properties/s/pattern \(pattern\)"
+    ):
+        tool("p", "d", schema, **kwargs)(_noop)
+
+
+# --- NaN ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_non_finite_numbers_in_a_strict_schema_are_refused(value: float) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"e": {"enum": ["a", value]}},
+        "additionalProperties": False,
+    }
+    _, violations = make_strict(schema)
+    assert [v.path for v in violations] == ["#/properties/e/enum/1"]
+
+
+@WIRING
+def test_a_strict_tool_with_nan_is_refused() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"e": {"const": math.nan}},
+        "additionalProperties": False,
+    }
+    with pytest.raises(ValueError, match=r"Tool 'n'[\s\S]*#/properties/e/const"):
+        tool("n", "d", schema, strict=True)(_noop)
+
+
+# --- deep nesting -----------------------------------------------------------------------
+
+
+def _deep(levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(levels):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return schema
+
+
+def test_deep_nesting_is_the_documented_error_for_every_tool() -> None:
+    for opted_in in (False, True):
+        with pytest.raises(
+            ValueError,
+            match=f"Tool 't': input_schema nests deeper than {MAX_SCHEMA_DEPTH}",
+        ):
+            check_input_schema("t", _deep(1000), opted_in=opted_in)
+    with pytest.raises(ValueError, match="outputSchema nests deeper"):
+        check_input_schema("t", _deep(1000), opted_in=True, field="outputSchema")
+    _, violations = make_strict(_deep(1000))
+    assert [v.path for v in violations] == ["#"]
+    assert "nests deeper" in violations[0].rule
+
+
+def test_a_schema_that_contains_itself_is_the_same_error() -> None:
+    schema: dict[str, Any] = {"type": "object", "properties": {}}
+    schema["properties"]["self"] = schema
+    with pytest.raises(ValueError, match="contains itself"):
+        check_input_schema("t", schema, opted_in=False)
+
+
+@WIRING
+@pytest.mark.parametrize("kwargs", [{}, {"strict": True}])
+def test_a_deep_tool_is_refused_not_recursion_error(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match=r"'deep'[\s\S]*nests deeper"):
+        create_sdk_mcp_server(
+            "s", tools=[tool("deep", "d", _deep(1000), **kwargs)(_noop)]
+        )
+
+
+def test_moderate_nesting_is_served() -> None:
+    check_input_schema("t", _deep(40), opted_in=True)

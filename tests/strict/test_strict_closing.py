@@ -1,0 +1,322 @@
+"""Closing a strict tool's objects only narrows inputs to declared names.
+
+For a ``strict=True`` tool, an input valid against the author's schema that
+uses only property names declared for each object it contains (in
+``properties`` or in any subschema applied to the same instance: ``anyOf``/
+``oneOf``/``allOf`` branches, a ``$ref`` beside ``properties``,
+``if``/``then``/``else``, ``dependentSchemas``) must be valid against the
+served schema, or the tool must be refused when it is defined. And closing
+never lets through an input the author's schema refuses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from claude_agent_sdk import create_sdk_mcp_server, tool
+
+try:
+    from claude_agent_sdk._internal.strict_schema import make_strict
+except ImportError:  # a tree without the patch: these tests must fail
+    make_strict = None  # type: ignore[assignment]
+
+pytestmark = pytest.mark.requires_patch("strict-schema-checks")
+
+
+def _valid(schema: Any, instance: Any) -> bool:
+    return jsonschema.Draft202012Validator(schema).is_valid(instance)
+
+
+DISCRIMINATED = {
+    "type": "object",
+    "properties": {"kind": {"type": "string"}},
+    "required": ["kind"],
+    "oneOf": [
+        {"properties": {"kind": {"const": "a"}, "x": {"type": "integer"}}},
+        {"properties": {"kind": {"const": "b"}, "y": {"type": "string"}}},
+    ],
+}
+REF_BESIDE_PROPERTIES = {
+    "type": "object",
+    "$ref": "#/$defs/Base",
+    "properties": {"extra": {"type": "string"}},
+    "$defs": {
+        "Base": {"type": "object", "properties": {"id": {"type": "integer"}}},
+    },
+}
+IF_THEN = {
+    "type": "object",
+    "properties": {"kind": {"enum": ["a", "b"]}},
+    "if": {"properties": {"kind": {"const": "a"}}},
+    "then": {"properties": {"x": {"type": "integer"}}, "required": ["x"]},
+    "else": {"properties": {"y": {"type": "string"}}},
+}
+DEPENDENT = {
+    "type": "object",
+    "properties": {"card": {"type": "string"}},
+    "dependentSchemas": {"card": {"properties": {"cvv": {"type": "string"}}}},
+}
+ALL_OF = {
+    "allOf": [
+        {"type": "object", "properties": {"a": {"type": "string"}}},
+        {"type": "object", "properties": {"b": {"type": "string"}}},
+    ]
+}
+# (schema, inputs valid against it that use only declared names)
+CASES = {
+    "discriminated-oneOf": (
+        DISCRIMINATED,
+        [{"kind": "a", "x": 1}, {"kind": "b", "y": "s"}, {"kind": "a", "y": "s"}],
+    ),
+    "discriminated-anyOf": (
+        {**DISCRIMINATED, "oneOf": None, "anyOf": DISCRIMINATED["oneOf"]},
+        [{"kind": "a", "x": 1}, {"kind": "b", "y": "s"}],
+    ),
+    "ref-beside-properties": (REF_BESIDE_PROPERTIES, [{"id": 1, "extra": "e"}]),
+    "if-then-else": (IF_THEN, [{"kind": "a", "x": 1}, {"kind": "b", "y": "s"}]),
+    "dependentSchemas": (DEPENDENT, [{"card": "c", "cvv": "1"}]),
+    "allOf": (ALL_OF, [{"a": "1", "b": "2"}]),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_union_and_ref_objects_keep_every_declared_name(case: str) -> None:
+    schema, inputs = CASES[case]
+    schema = {k: v for k, v in schema.items() if v is not None}
+    served, violations = make_strict(schema)
+    assert violations == []
+    for instance in inputs:
+        assert _valid(schema, instance), instance
+        assert _valid(served, instance), (instance, served)
+    # ...and closing still refuses names declared nowhere.
+    assert not _valid(served, {**inputs[0], "undeclared": 1})
+
+
+@pytest.mark.requires_patch("schema-checks")
+async def test_a_discriminated_union_tool_answers_its_calls(serve: Any) -> None:
+    async def handler(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": "ok"}]}
+
+    union = tool("pick", "d", DISCRIMINATED, strict=True)(handler)
+    [listed], [a, b, extra] = await serve(
+        create_sdk_mcp_server("s", tools=[union]),
+        calls=[
+            ("pick", {"kind": "a", "x": 1}),
+            ("pick", {"kind": "b", "y": "s"}),
+            ("pick", {"kind": "a", "x": 1, "z": 0}),
+        ],
+    )
+    assert listed["inputSchema"]["additionalProperties"] is False
+    assert not a.get("isError") and not b.get("isError")
+    assert extra["isError"] is True
+
+
+@pytest.mark.parametrize(
+    ("schema", "pointer"),
+    [
+        (
+            {"type": "object", "properties": {"a": {}}, "unevaluatedProperties": True},
+            "#/unevaluatedProperties",
+        ),
+        (
+            {
+                "type": "object",
+                "properties": {"a": {"type": "string"}},
+                "unevaluatedProperties": {"type": "string"},
+            },
+            "#/unevaluatedProperties",
+        ),
+        (
+            {
+                "type": "object",
+                "properties": {"a": {"type": "string"}},
+                "unevaluatedProperties": False,
+            },
+            "#/unevaluatedProperties",
+        ),
+        (
+            {
+                "type": "object",
+                "properties": {
+                    "l": {
+                        "type": "array",
+                        "prefixItems": [{}],
+                        "unevaluatedItems": True,
+                    }
+                },
+            },
+            "#/properties/l/unevaluatedItems",
+        ),
+    ],
+)
+def test_unevaluated_keywords_are_refused_never_closed_over(
+    schema: dict[str, Any], pointer: str
+) -> None:
+    served, violations = make_strict(schema)
+    assert pointer in [v.path for v in violations]
+    if "unevaluatedProperties" in schema:
+        assert "additionalProperties" not in served
+
+
+def test_an_object_under_a_bare_not_is_refused_with_how_to_restructure() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"not": {"type": "object", "properties": {"x": {}}}}},
+    }
+    _, violations = make_strict(schema)
+    [violation] = violations
+    assert violation.path == "#/properties/a/not"
+    assert 'give the enclosing schema "type": "object"' in violation.rule
+
+
+# --- the property -------------------------------------------------------------
+
+NAMES = ["kind", "x", "y"]
+LEAVES = [
+    {"type": "string"},
+    {"type": "integer"},
+    {"const": "a"},
+    {"enum": ["a", "b"]},
+]
+
+
+def _object(draw: st.DrawFn, depth: int, typed: bool) -> dict[str, Any]:
+    names = draw(st.lists(st.sampled_from(NAMES), max_size=2, unique=True))
+    schema: dict[str, Any] = {
+        "properties": {name: _value(draw, depth) for name in names}
+    }
+    if typed or draw(st.booleans()):
+        schema["type"] = "object"
+    if names and draw(st.booleans()):
+        schema["required"] = draw(st.lists(st.sampled_from(names), unique=True))
+    if draw(st.integers(0, 4)) == 0:
+        schema["additionalProperties"] = False
+    return schema
+
+
+def _value(draw: st.DrawFn, depth: int) -> Any:
+    if depth <= 0 or draw(st.integers(0, 3)):
+        return draw(st.sampled_from(LEAVES))
+    return _combined(draw, depth - 1)
+
+
+def _combined(draw: st.DrawFn, depth: int) -> dict[str, Any]:
+    schema = _object(draw, depth, typed=True)
+    for keyword in draw(
+        st.lists(
+            st.sampled_from(
+                ["oneOf", "anyOf", "allOf", "$ref", "if", "dependentSchemas", "not"]
+            ),
+            max_size=2,
+            unique=True,
+        )
+    ):
+        if keyword in ("oneOf", "anyOf", "allOf"):
+            schema[keyword] = [
+                _object(draw, depth, typed=False)
+                for _ in range(draw(st.integers(1, 2)))
+            ]
+        elif keyword == "$ref":
+            schema["$ref"] = "#/$defs/" + draw(st.sampled_from(["A", "B"]))
+        elif keyword == "if":
+            schema["if"] = _object(draw, depth, typed=False)
+            schema["then"] = _object(draw, depth, typed=False)
+            if draw(st.booleans()):
+                schema["else"] = _object(draw, depth, typed=False)
+        elif keyword == "dependentSchemas":
+            schema["dependentSchemas"] = {
+                draw(st.sampled_from(NAMES)): _object(draw, depth, typed=False)
+            }
+        else:
+            schema["not"] = _object(draw, depth, typed=False)
+    return schema
+
+
+@st.composite
+def schemas(draw: st.DrawFn) -> dict[str, Any]:
+    schema = _combined(draw, 1)
+    schema["$defs"] = {
+        "A": _object(draw, 0, typed=draw(st.booleans())),
+        "B": _object(draw, 0, typed=True),
+    }
+    return schema
+
+
+instances = st.recursive(
+    st.sampled_from(["a", "b", 1]),
+    lambda children: st.dictionaries(
+        st.sampled_from([*NAMES, "z"]), children, max_size=3
+    ),
+    max_leaves=4,
+).filter(lambda value: isinstance(value, dict))
+
+
+def _uses_only_declared_names(document: Any, schema: Any, instance: Any) -> bool:
+    """The oracle: every object's keys are declared by some schema applied to it.
+
+    Written independently of the SDK: local ``#/$defs/...`` references only.
+    """
+    if not isinstance(instance, dict):
+        return True
+    applied: list[dict[str, Any]] = []
+    pending = [schema]
+    while pending:
+        current = pending.pop()
+        if not isinstance(current, dict) or any(current is s for s in applied):
+            continue
+        applied.append(current)
+        for keyword in ("oneOf", "anyOf", "allOf"):
+            pending.extend(current.get(keyword, []))
+        for keyword in ("if", "then", "else", "not"):
+            if keyword in current:
+                pending.append(current[keyword])
+        pending.extend(current.get("dependentSchemas", {}).values())
+        if "$ref" in current:
+            pending.append(document["$defs"][current["$ref"].rsplit("/", 1)[1]])
+    declared = {name for s in applied for name in s.get("properties", {})}
+    if not set(instance) <= declared:
+        return False
+    return all(
+        _uses_only_declared_names(document, s["properties"][key], value)
+        for key, value in instance.items()
+        for s in applied
+        if key in s.get("properties", {})
+    )
+
+
+@settings(
+    max_examples=400,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(schema=schemas(), inputs=st.lists(instances, min_size=1, max_size=8))
+def test_declared_name_inputs_valid_as_written_are_valid_as_served(
+    schema: dict[str, Any], inputs: list[dict[str, Any]]
+) -> None:
+    served, violations = make_strict(schema)
+    if violations:
+        return  # refused at definition: allowed by the property
+    for instance in inputs:
+        written = _valid(schema, instance)
+        as_served = _valid(served, instance)
+        if written and _uses_only_declared_names(schema, schema, instance):
+            assert as_served, (instance, served)
+        # Closing only narrows.
+        if as_served:
+            assert written, (instance, served)
+
+
+def test_the_property_is_not_vacuous() -> None:
+    """Most generated union/ref schemas are served, not refused."""
+    from hypothesis import find
+
+    def served_union(schema: dict[str, Any]) -> bool:
+        _, violations = make_strict(schema)
+        return not violations and any(k in schema for k in ("oneOf", "anyOf", "$ref"))
+
+    find(schemas(), served_union, settings=settings(max_examples=2000, database=None))
