@@ -55,6 +55,7 @@ nox.options.sessions = [
     "tests",
     "repo",
     "upstream",
+    "steps",
     "prove",
     "e2e",
 ]
@@ -114,6 +115,12 @@ def patch_check(session: nox.Session) -> None:
         f"src/ == pristine {forktool.DIST} {forktool.base_version()} "
         f"+ {len(forktool.series())} patch(es)"
     )
+    # Each patch is its own pull request: it applies alone to pristine
+    # upstream, or on pristine plus exactly what its Depends-on line names.
+    problems = _fail_on_fork_error(session, forktool.check_dependencies)
+    if problems:
+        session.error("\n".join(problems))  # type: ignore[arg-type]
+    session.log("every patch applies on pristine + its Depends-on")
 
 
 @nox.session(python=False)
@@ -162,7 +169,8 @@ def tests(session: nox.Session, mcp: str) -> None:
 @nox.session(python=TOOL_PYTHON)
 def repo(session: nox.Session) -> None:
     """Tests of the repository itself: packaging, tooling, docs generated from tests."""
-    session.install(*TEST_DEPS, "build", "pip")
+    # The package too: the drop-in check calls a tool through it.
+    session.install(".", MCP_MAJORS["mcp2"], *TEST_DEPS, "build", "pip")
     session.run("pytest", "-q", "tests/repo", *session.posargs)
 
 
@@ -210,6 +218,26 @@ def upstream(session: nox.Session, mcp: str) -> None:
 
 
 @nox.session(python=TOOL_PYTHON)
+def steps(session: nox.Session) -> None:
+    """Upstream's own suite at each step of the series (pristine + patches 1..k).
+
+    The whole series is the ``upstream`` session; this covers every prefix
+    before it, so each pull request leaves upstream's suite green.
+    """
+    patches = _fail_on_fork_error(session, forktool.series)
+    assert isinstance(patches, list)
+    session.install(MCP_MAJORS["mcp2"], *UPSTREAM_TEST_DEPS, *UPSTREAM_OPTIONAL_DEPS)
+    with tempfile.TemporaryDirectory() as tmp:
+        for count in range(1, len(patches)):
+            tree = _build_tree(session, Path(tmp) / f"step{count}", patches[:count])
+            shutil.copy2(ROOT / "CHANGELOG.md", tree.path / "CHANGELOG.md")
+            session.install("--reinstall", str(tree.path))
+            session.log(f"upstream's suite with {patches[count - 1].name} on top")
+            with session.chdir(tree.path):
+                session.run("pytest", "-q", "-p", "no:cacheprovider", "-x")
+
+
+@nox.session(python=TOOL_PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff, with upstream's configuration, on the package, the fork's files and
     the upstream tests the series changes."""
@@ -230,6 +258,10 @@ def typecheck(session: nox.Session, mcp: str) -> None:
     """mypy strict, configured as upstream configures it, on both mcp majors."""
     session.install(".", MCP_MAJORS[mcp], MYPY, "anyio[trio]==4.16.0")
     session.run("mypy", "src/claude_agent_sdk")
+    # A pydantic model types the tool's handler (SdkMcpTool[SearchArgs]).
+    session.run(
+        "mypy", "tests/pydantic/typing_check.py", env={"MYPYPATH": "tests/support"}
+    )
 
 
 @nox.session(python=TOOL_PYTHON)

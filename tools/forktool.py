@@ -178,6 +178,83 @@ def patch_slug(patch: Path) -> str:
     return slug if number.isdigit() else stem
 
 
+def patch_message(patch: Path) -> str:
+    """The commit message of a ``git format-patch`` file: subject, blank line, body."""
+    head = patch.read_text("utf-8").split("\n---\n", 1)[0]
+    lines = head.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Subject: "))
+    subject = [lines[start].removeprefix("Subject: ").removeprefix("[PATCH] ")]
+    index = start + 1
+    while index < len(lines) and lines[index].startswith(" "):
+        subject.append(lines[index].strip())  # a folded Subject: header
+        index += 1
+    return " ".join(subject) + "\n" + "\n".join(lines[index:]).rstrip() + "\n"
+
+
+def patch_dependencies(patch: Path) -> list[str]:
+    """The slugs a patch's ``Depends-on:`` line names (empty: applies alone)."""
+    for line in patch_message(patch).splitlines():
+        if line.startswith("Depends-on:"):
+            return [s.strip() for s in line.removeprefix("Depends-on:").split(",")]
+    return []
+
+
+def src_lines_changed(patch: Path) -> int:
+    """Lines added plus lines removed under ``src/`` (what the 0001 budget counts)."""
+    changed, in_src = 0, False
+    for line in patch.read_text("utf-8").split("\n---\n", 1)[1].splitlines():
+        if line.startswith("diff --git "):
+            in_src = line.split()[2].startswith("a/src/")
+        elif in_src and line[:1] in "+-" and not line.startswith(("+++", "---")):
+            changed += 1
+    return changed
+
+
+def check_dependencies() -> list[str]:
+    """Problems with patches that do not apply on pristine plus their dependencies.
+
+    Every patch must apply alone to pristine upstream, or on pristine plus
+    exactly the patches its ``Depends-on:`` line names (applied in series
+    order), so each one can be proposed upstream as its own pull request.
+    """
+    patches = series()
+    by_slug = {patch_slug(p): p for p in patches}
+    problems = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for index, patch in enumerate(patches):
+            deps = patch_dependencies(patch)
+            unknown = [d for d in deps if d not in by_slug]
+            later = [d for d in deps if patches.index(by_slug.get(d, patch)) >= index]
+            if unknown or later:
+                problems.append(
+                    f"{patch.name}: Depends-on names "
+                    f"{', '.join(unknown + later)}, not an earlier patch of the series"
+                )
+                continue
+            chosen = [p for p in patches[:index] if patch_slug(p) in deps] + [patch]
+            tree = build_tree(Path(tmp) / f"alone-{index}", patches=chosen)
+            failed = [r for r in tree.results if not r.applied]
+            if failed:
+                on = " + ".join(["pristine", *deps])
+                problems.append(
+                    f"{patch.name} does not apply on {on}: "
+                    f"{failed[0].patch.name}: {failed[0].message}"
+                )
+    return problems
+
+
+def write_pull_requests(dest: Path) -> list[Path]:
+    """Write each patch's pull-request body as Markdown (``NNNN.md``) into ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    written = []
+    for patch in series():
+        subject, _, body = patch_message(patch).partition("\n")
+        target = dest / f"{patch.name.split('-', 1)[0]}.md"
+        target.write_text(f"# {subject}\n\n{body.strip()}\n", "utf-8")
+        written.append(target)
+    return written
+
+
 @dataclass
 class PatchResult:
     patch: Path
@@ -497,6 +574,8 @@ def write_patches(work: Path, slugs: list[str] | None = None) -> None:
             shutil.copy2(patch, PATCHES / name)
         header = (
             "# Applied in order with `git am` to upstream's PyPI sdist (see README).\n"
+            "# Each patch applies alone to pristine upstream, or on pristine plus the\n"
+            "# patches its `Depends-on:` line names (forktool depends checks it).\n"
         )
         SERIES.write_text(header + "".join(f"{n}\n" for n in names), "utf-8")
 
@@ -535,6 +614,11 @@ def main(argv: list[str] | None = None) -> int:
     reb.add_argument("version")
     reb.add_argument("--dest", type=Path)
     sub.add_parser("version", help="print the distribution version")
+    sub.add_parser(
+        "depends", help="prove each patch applies on pristine + its Depends-on"
+    )
+    prs = sub.add_parser("pr", help="write each patch's PR body to .cache/pr/")
+    prs.add_argument("--dest", type=Path, default=CACHE / "pr")
     args = parser.parse_args(argv)
     try:
         if args.command == "vendor":
@@ -559,6 +643,18 @@ def main(argv: list[str] | None = None) -> int:
             return 0 if tree.all_applied else 1
         elif args.command == "version":
             print(distribution_version())
+        elif args.command == "depends":
+            problems = check_dependencies()
+            for problem in problems:
+                print(problem, file=sys.stderr)
+            if problems:
+                return 1
+            for patch in series():
+                deps = patch_dependencies(patch)
+                print(f"{patch.name}: applies on pristine + {deps or 'nothing'}")
+        elif args.command == "pr":
+            for path in write_pull_requests(args.dest):
+                print(path)
     except ForkError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -2,6 +2,7 @@
 
 import logging
 import sys
+import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import (
@@ -9,6 +10,7 @@ from typing import (
     Any,
     Generic,
     TypeVar,
+    overload,
 )
 
 if sys.version_info >= (3, 11):
@@ -18,6 +20,7 @@ else:
     # subclasses.
     from typing_extensions import is_typeddict
 
+import pydantic
 from mcp.types import CallToolResult, Tool
 from mcp.types import ToolAnnotations as _McpToolAnnotations
 
@@ -31,6 +34,7 @@ from ._errors import (
 )
 from ._internal._mcp_compat import build_tool_server
 from ._internal.argument_validation import argument_error, compile_validator
+from ._internal.pydantic_models import is_model_class, validate_arguments
 from ._internal.schema_checks import served_input_schema
 from ._internal.session_import import import_session_to_store
 from ._internal.session_mutations import (
@@ -270,7 +274,9 @@ class SdkMcpTool(Generic[T]):
     handler: Callable[[T], Awaitable[dict[str, Any]]]
     annotations: _McpToolAnnotations | None = None
     strict: bool | None = None
-    input_examples: list[dict[str, Any]] | None = None
+    input_examples: list[dict[str, Any]] | list[T] | list[dict[str, Any] | T] | None = (
+        None
+    )
     extra_fields: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
@@ -280,6 +286,25 @@ class SdkMcpTool(Generic[T]):
         self.input_examples, self.extra_fields = check_tool_fields(self, lambda: schema)
 
 
+_Model = TypeVar("_Model", bound=pydantic.BaseModel)
+
+
+@overload
+def tool(
+    name: str,
+    description: str,
+    input_schema: type[_Model],
+    annotations: _McpToolAnnotations | None = None,
+    *,
+    strict: bool | None = None,
+    input_examples: (
+        list[dict[str, Any]] | list[_Model] | list[dict[str, Any] | _Model] | None
+    ) = None,
+    extra_fields: dict[str, Any] | None = None,
+) -> Callable[[Callable[[_Model], Awaitable[dict[str, Any]]]], SdkMcpTool[_Model]]: ...
+
+
+@overload
 def tool(
     name: str,
     description: str,
@@ -288,6 +313,18 @@ def tool(
     *,
     strict: bool | None = None,
     input_examples: list[dict[str, Any]] | None = None,
+    extra_fields: dict[str, Any] | None = None,
+) -> Callable[[Callable[[Any], Awaitable[dict[str, Any]]]], SdkMcpTool[Any]]: ...
+
+
+def tool(
+    name: str,
+    description: str,
+    input_schema: type | dict[str, Any],
+    annotations: _McpToolAnnotations | None = None,
+    *,
+    strict: bool | None = None,
+    input_examples: list[Any] | None = None,
     extra_fields: dict[str, Any] | None = None,
 ) -> Callable[[Callable[[Any], Awaitable[dict[str, Any]]]], SdkMcpTool[Any]]:
     """Decorator for defining MCP tools with type safety.
@@ -306,6 +343,13 @@ def tool(
             - A dictionary mapping parameter names to types (e.g., {"text": str})
             - A TypedDict class for more complex schemas
             - A JSON Schema dictionary for full validation
+            - A pydantic ``BaseModel`` subclass: listed with the model's JSON
+              Schema, each call validated by the model (every failing field
+              reported to Claude), and the handler receives the instance.
+              With ``strict=True`` constraints strict mode cannot compile but
+              the model enforces (``Field(ge=1, le=50)``, ``min_length``, ...)
+              move from the listed schema into the field's description.
+              ``input_examples`` may then be model instances or dicts.
             Use ``Annotated[type, "description"]`` to add a description to a
             parameter in either dict-style or TypedDict schemas.
         annotations: Optional MCP tool annotations (hints such as
@@ -406,6 +450,7 @@ def _typeddict_to_json_schema(td_class: type) -> dict[str, Any]:
 def _build_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
     """Turn a tool's declared input_schema into the JSON Schema sent on the wire."""
     from ._internal.json_schema_dicts import is_json_schema, object_schema
+    from ._internal.pydantic_models import is_model_class, model_input_schema
     from ._internal.type_schema import type_to_schema, typeddict_to_schema
 
     if isinstance(tool_def.input_schema, dict):
@@ -424,6 +469,19 @@ def _build_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
         }
     if is_typeddict(tool_def.input_schema):
         return typeddict_to_schema(tool_def.input_schema, tool_name=tool_def.name)
+    if is_model_class(tool_def.input_schema):
+        return model_input_schema(
+            tool_def.input_schema,
+            tool_name=tool_def.name,
+            strict=tool_def.strict is True,
+        )
+    warnings.warn(
+        f"Tool '{tool_def.name}': input_schema {tool_def.input_schema!r} is "
+        "neither a dict, a TypedDict nor a pydantic model; it is served as an "
+        "object without properties",
+        UserWarning,
+        stacklevel=2,
+    )
     return {"type": "object", "properties": {}}
 
 
@@ -646,15 +704,24 @@ def create_sdk_mcp_server(
         if tool_def is None:
             return _tool_error_result(f"Tool '{tool_name}' not found")
         try:
-            validator = validators.get(tool_name)
-            if validator is None:
-                validator = validators[tool_name] = compile_validator(
-                    schemas[tool_name]
+            if is_model_class(tool_def.input_schema):
+                # The model validates (its error lists every failing field)
+                # and the handler gets the instance.
+                result = await tool_def.handler(
+                    validate_arguments(
+                        tool_def.input_schema, arguments, tool_name=tool_name
+                    )
                 )
-            error = argument_error(validator, arguments)
-            if error is not None:
-                return _tool_error_result(f"Input validation error: {error}")
-            result = await tool_def.handler(arguments)
+            else:
+                validator = validators.get(tool_name)
+                if validator is None:
+                    validator = validators[tool_name] = compile_validator(
+                        schemas[tool_name]
+                    )
+                error = argument_error(validator, arguments)
+                if error is not None:
+                    return _tool_error_result(f"Input validation error: {error}")
+                result = await tool_def.handler(arguments)
             return tool_result(
                 tool_name,
                 {

@@ -17,6 +17,7 @@ import pydantic
 from mcp.types import Tool
 
 from .argument_validation import argument_error, compile_validator
+from .pydantic_models import example_to_json, is_model_class
 from .schema_checks import check_input_schema
 
 # Top-level fields of a tools/list entry the SDK builds, and how to set each.
@@ -94,7 +95,17 @@ def check_tool_fields(
             f"Tool '{tool_def.name}': strict must be a bool or None, "
             f"got {type(strict).__name__}"
         )
-    examples = _check_input_examples(tool_def.name, tool_def.input_examples)
+    examples = tool_def.input_examples
+    if isinstance(examples, list) and is_model_class(tool_def.input_schema):
+        # Examples of a pydantic-model tool may be instances or dicts; each
+        # is validated by the model and kept as the JSON it dumps to.
+        examples = [
+            example_to_json(
+                tool_def.input_schema, example, tool_name=tool_def.name, index=index
+            )
+            for index, example in enumerate(examples)
+        ]
+    examples = _check_input_examples(tool_def.name, examples)
     if examples:
         _check_examples_match(tool_def.name, examples, input_schema())
     return examples, _check_extra_fields(tool_def.name, tool_def.extra_fields)

@@ -1,0 +1,393 @@
+"""Pydantic models as SDK tool input schemas.
+
+Python users describe a tool's input with a pydantic model far more often than
+with a hand-written JSON Schema, and mcp already depends on pydantic 2. Until
+now a ``BaseModel`` class passed as ``input_schema`` was served as an empty
+object, a wrong schema that no error revealed, and users wrote
+``Model.model_json_schema()`` into ``@tool`` and validated again by hand in
+the handler. This module lets the model itself be the schema:
+
+- ``model_input_schema`` is the schema a model's tool is listed with: the
+  model's own JSON Schema (nested models under ``$defs``, field descriptions,
+  ``Literal``/``Enum``, defaults). For a strict tool, the constraints strict
+  mode cannot compile but the model enforces (``Field(ge=1, le=50)``,
+  ``min_length``, ``max_length``, a set's unique items, ...) move from the
+  schema into the description of the schema that held them, as the Anthropic
+  Python SDK's ``transform_schema`` does. Nothing is lost: every call is
+  validated by the full model, so the model sees the rule in words and gets a
+  precise error when it breaks it. Anything else strict mode cannot compile
+  (a keyword the model does not enforce, an open ``dict`` field, a recursive
+  model) is left in place for ``strict_schema.make_strict`` to refuse.
+- ``validate_arguments`` validates a call with the model and returns the
+  instance the handler receives, or raises ``ToolArgumentsError`` listing
+  every failing field, which the SDK returns to the model as an error result.
+- ``example_to_json`` turns an ``input_examples`` entry (a model instance or
+  a dict) into the JSON object that is served, validated by the model.
+
+A tool built from a dict or a TypedDict never reaches this module.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any, TypeGuard, TypeVar
+
+import pydantic
+import pydantic_core
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+
+from .strict_schema import find_strict_violations
+
+ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
+
+# Where ``_EnforcedConstraints`` notes, inside a generated schema, which of
+# its keywords pydantic derived from constraints the model validates. Removed
+# from every schema before it is served.
+_ENFORCED = "x-claude-agent-sdk-enforced"
+
+# Keywords that strict mode cannot compile, in the order they are described.
+# ``minItems`` and ``pattern`` only for some values (see ``_unexpressible``).
+_DESCRIBED_ORDER = (
+    "minimum",
+    "exclusiveMinimum",
+    "maximum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+)
+
+# Schema keywords whose values are data, never schemas; not walked.
+_DATA_KEYWORDS = frozenset({"default", "enum", "const", "examples", "example"})
+
+# How much of a rejected input an error message quotes.
+_INPUT_PREVIEW_CHARS = 60
+
+
+class ToolArgumentsError(ValueError):
+    """A tool call's arguments that the tool's pydantic model rejects.
+
+    The message lists every failing field, by its path in the arguments, with
+    pydantic's message for it, so the model that made the call can correct
+    all of them at once instead of one per retry.
+    """
+
+    def __init__(
+        self, tool_name: str, model: type[pydantic.BaseModel], errors: list[str]
+    ):
+        self.tool_name = tool_name
+        self.model = model
+        self.errors = errors
+        count = len(errors)
+        super().__init__(
+            f"Input validation error: the arguments of tool '{tool_name}' do not "
+            f"match {model.__name__} ({count} error{'s' if count != 1 else ''}):\n"
+            + "\n".join(f"  - {error}" for error in errors)
+        )
+
+
+def is_model_class(obj: object) -> TypeGuard[type[pydantic.BaseModel]]:
+    """Whether ``obj`` is a pydantic (v2) model class, not an instance.
+
+    ``pydantic.v1`` models and pydantic dataclasses are not ``BaseModel``
+    subclasses and are not taken here.
+    """
+    return isinstance(obj, type) and issubclass(obj, pydantic.BaseModel)
+
+
+def model_input_schema(
+    model: type[pydantic.BaseModel], *, tool_name: str, strict: bool
+) -> dict[str, Any]:
+    """The input schema a tool whose ``input_schema`` is ``model`` is listed with.
+
+    Without ``strict`` this is ``model.model_json_schema()`` (validation mode,
+    aliases as keys), every keyword kept. With ``strict`` the constraints the
+    model enforces and strict mode cannot compile are moved into descriptions
+    (see the module docstring); closing objects and refusing the rest is
+    ``strict_schema.make_strict``'s work, which runs on the result.
+
+    Raises TypeError naming the tool when the model has no JSON Schema (a
+    field type pydantic cannot describe, a forward reference that was never
+    resolved) or does not describe a JSON object (a ``RootModel``), and
+    ValueError when its schema holds a value JSON cannot represent.
+    """
+    where = f"Cannot build the input schema of tool {tool_name!r}"
+    if issubclass(model, pydantic.RootModel):
+        raise TypeError(
+            f"{where}: {model.__name__} is a RootModel, but a tool's input is a "
+            "JSON object of named arguments; use a BaseModel with fields"
+        )
+    generator = _EnforcedConstraints if strict else GenerateJsonSchema
+    try:
+        schema = model.model_json_schema(schema_generator=generator)
+    except pydantic.PydanticUserError as e:
+        # PydanticInvalidForJsonSchema (a field of a type JSON Schema has no
+        # form for) and "not fully defined" (an unresolved forward reference)
+        # both land here; their messages say what to change, but not where.
+        raise TypeError(
+            f"{where} from {model.__name__}{_failing_field(model)}: {e.message}"
+        ) from None
+    schema = _inline_root_ref(schema)
+    if schema.get("type") != "object":
+        raise TypeError(
+            f"{where}: the JSON Schema of {model.__name__} does not describe a "
+            f"JSON object (its type is {schema.get('type')!r}); MCP requires a "
+            "tool's input schema to be one"
+        )
+    try:
+        json.dumps(schema, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise ValueError(
+            f"{where}: the JSON Schema of {model.__name__} holds a value JSON "
+            f"cannot represent ({e})"
+        ) from None
+    if strict:
+        _describe_enforced_constraints(schema)
+    return schema
+
+
+def validate_arguments(
+    model: type[ModelT], arguments: Any, *, tool_name: str
+) -> ModelT:
+    """Validate a tool call's arguments with the tool's model.
+
+    The arguments arrived as JSON, so they are validated as JSON: a model
+    with ``strict=True`` in its config then accepts an ISO string for a
+    ``datetime`` and an array for a tuple, as its JSON Schema promises, which
+    validating the parsed Python values would refuse.
+
+    Raises ToolArgumentsError listing every failing field.
+    """
+    try:
+        return model.model_validate_json(json.dumps(arguments))
+    except pydantic.ValidationError as e:
+        raise ToolArgumentsError(tool_name, model, _describe_errors(e)) from None
+
+
+def example_to_json(
+    model: type[pydantic.BaseModel], example: Any, *, tool_name: str, index: int
+) -> dict[str, Any]:
+    """The JSON object served for ``input_examples[index]`` of a model's tool.
+
+    An instance of ``model`` is dumped as JSON by alias, with only the fields
+    that were set, so the example shows what its author wrote rather than
+    every default; a dict is taken as written. Either way the result is then
+    validated by ``model``, so every served example is an input the tool
+    accepts (an instance built with ``model_construct`` is not checked when
+    it is built). The SDK goes on to check it against the served schema.
+
+    Raises ValueError naming the tool and ``input_examples[index]``.
+    """
+    where = f"Tool '{tool_name}': input_examples[{index}]"
+    if isinstance(example, model):
+        try:
+            data: Any = example.model_dump(
+                mode="json", by_alias=True, exclude_unset=True
+            )
+        except pydantic_core.PydanticSerializationError as e:
+            raise ValueError(f"{where} cannot be written as JSON: {e}") from None
+    elif isinstance(example, dict):
+        data = example
+    else:
+        raise ValueError(
+            f"{where} must be a {model.__name__} instance or a JSON object "
+            f"(dict), got {type(example).__name__}"
+        )
+    try:
+        text = json.dumps(data, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{where} is not JSON: {e}") from None
+    try:
+        model.model_validate_json(text)
+    except pydantic.ValidationError as e:
+        errors = _describe_errors(e)
+        raise ValueError(
+            f"{where} does not match the model {model.__name__} ({len(errors)} "
+            f"error{'s' if len(errors) != 1 else ''}):\n"
+            + "\n".join(f"  - {error}" for error in errors)
+        ) from None
+    result: dict[str, Any] = data
+    return result
+
+
+def _failing_field(model: type[pydantic.BaseModel]) -> str:
+    """`` (field 'name')`` for the first field with no JSON Schema, if one is found."""
+    for name, field in model.model_fields.items():
+        if field.annotation is None:
+            continue
+        try:
+            pydantic.TypeAdapter(field.annotation).json_schema()
+        except pydantic.PydanticUserError:
+            return f" (field {name!r}: {field.annotation!r})"
+        except Exception:  # only a hint for the message; never fail here
+            continue
+    return ""
+
+
+def _inline_root_ref(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema of a self-referencing model with its root written out.
+
+    Pydantic describes a model that refers to itself (``children:
+    list["Node"]``) as ``{"$ref": "#/$defs/Node", "$defs": {...}}``. MCP
+    needs ``"type": "object"`` at the root of an ``inputSchema``, so the
+    root takes the referenced definition's keywords, and ``$defs`` stays
+    whole so the references inside it still resolve.
+    """
+    ref = schema.get("$ref")
+    defs = schema.get("$defs")
+    prefix = "#/$defs/"
+    if not (isinstance(ref, str) and ref.startswith(prefix) and isinstance(defs, dict)):
+        return schema
+    target = defs.get(ref[len(prefix) :])
+    if not isinstance(target, dict):
+        return schema
+    rest = {key: value for key, value in schema.items() if key not in ("$ref", "$defs")}
+    return {**target, **rest, "$defs": defs}
+
+
+class _EnforcedConstraints(GenerateJsonSchema):
+    """Pydantic's schema generator, noting which keywords the model enforces.
+
+    ``update_with_validations`` is the one place where pydantic turns the
+    constraints of its core schema (``ge``, ``max_length``, ``pattern``, ...)
+    into JSON Schema keywords, and pydantic-core validates exactly those
+    constraints. A keyword written there is therefore enforced by the model
+    with the value written; the same keyword added by ``json_schema_extra``
+    or a custom ``__get_pydantic_json_schema__`` is not, and is not noted.
+    A set's ``uniqueItems`` is noted too: the instance holds a set, so it
+    has unique items by construction.
+    """
+
+    def update_with_validations(
+        self,
+        json_schema: JsonSchemaValue,
+        core_schema: Any,
+        mapping: dict[str, str],
+    ) -> None:
+        super().update_with_validations(json_schema, core_schema, mapping)
+        _note(json_schema, *mapping.values())
+
+    def set_schema(self, schema: Any) -> JsonSchemaValue:
+        json_schema = super().set_schema(schema)
+        _note(json_schema, "uniqueItems")
+        return json_schema
+
+    def frozenset_schema(self, schema: Any) -> JsonSchemaValue:
+        json_schema = super().frozenset_schema(schema)
+        _note(json_schema, "uniqueItems")
+        return json_schema
+
+
+def _note(json_schema: JsonSchemaValue, *keywords: str) -> None:
+    """Note ``keywords`` of ``json_schema``, with their values, as enforced.
+
+    The note is a tuple of ``(keyword, value)`` pairs, not a dict: pydantic
+    puts schema values in sets (to drop infinite bounds), so it must be
+    hashable.
+    """
+    written = tuple((key, json_schema[key]) for key in keywords if key in json_schema)
+    if written:
+        json_schema[_ENFORCED] = (*json_schema.get(_ENFORCED, ()), *written)
+
+
+def _describe_enforced_constraints(schema: dict[str, Any]) -> None:
+    """Move noted, enforced constraints that strict mode rejects into descriptions.
+
+    A keyword moves only if it still has the value pydantic derived from the
+    model (a ``json_schema_extra`` that overrode it is not what the model
+    enforces). It is appended to the description of the schema that held it,
+    as ``{maximum: 50}`` after a blank line, the form ``transform_schema``
+    uses. The notes themselves are removed everywhere.
+    """
+    for node in _schema_nodes(schema):
+        notes = node.pop(_ENFORCED, None)
+        if not isinstance(notes, tuple):
+            continue
+        noted = dict(notes)
+        moved = {
+            key: node[key]
+            for key in _DESCRIBED_ORDER
+            if key in noted
+            and key in node
+            and _same_json(node[key], noted[key])
+            and _unexpressible(key, node[key])
+        }
+        if not moved:
+            continue
+        for key in moved:
+            del node[key]
+        words = "{" + ", ".join(f"{k}: {json.dumps(v)}" for k, v in moved.items()) + "}"
+        description = node.get("description")
+        node["description"] = (
+            f"{description}\n\n{words}"
+            if isinstance(description, str) and description
+            else words
+        )
+
+
+def _unexpressible(keyword: str, value: Any) -> bool:
+    """Whether strict mode refuses ``keyword`` with ``value``."""
+    if keyword == "minItems":
+        return not (
+            isinstance(value, int) and not isinstance(value, bool) and value in (0, 1)
+        )
+    if keyword == "pattern":
+        # Only backreferences, lookaround and word boundaries; the strict
+        # checks know which.
+        return bool(find_strict_violations({"pattern": value}))
+    return True
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _schema_nodes(schema: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every dict in ``schema`` outside data keywords, parents first."""
+    stack: list[Any] = [schema]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            yield value
+            stack.extend(v for k, v in value.items() if k not in _DATA_KEYWORDS)
+        elif isinstance(value, list):
+            stack.extend(value)
+
+
+def _describe_errors(error: pydantic.ValidationError) -> list[str]:
+    """One line per failing field: ``path: message (got <input>)``."""
+    lines = []
+    for item in error.errors(include_url=False):
+        loc = item["loc"]
+        path = _path(loc) if loc else "(the arguments as a whole)"
+        line = f"{path}: {item['msg']}"
+        if loc and item["type"] != "missing" and "input" in item:
+            line += f" (got {_preview(item['input'])})"
+        lines.append(line)
+    return lines
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    """``("filters", "terms", 2)`` -> ``filters.terms[2]``."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path
+
+
+def _preview(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    if len(text) > _INPUT_PREVIEW_CHARS:
+        text = text[: _INPUT_PREVIEW_CHARS - 3] + "..."
+    return text

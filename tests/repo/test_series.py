@@ -1,0 +1,144 @@
+"""The patch series is a set of pull requests upstream can take one by one.
+
+- 0001 is the minimal fix for #1243: at most 150 changed lines in src/, and
+  it says so in its message;
+- every patch applies alone to pristine upstream, or on pristine plus
+  exactly the patches its ``Depends-on:`` line names;
+- every message reads as a pull-request description;
+- the fork stays a drop-in: types upstream 0.2.189 accepts build a schema,
+  and a call with a JSON value reaches the handler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import re
+import sys
+import uuid
+import warnings
+from pathlib import Path
+from typing import Any
+from unittest.mock import AsyncMock, Mock
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+import forktool  # noqa: E402
+
+FIRST_PATCH_SRC_BUDGET = 150
+
+
+def test_first_patch_is_the_minimal_fix_within_its_line_budget() -> None:
+    first = forktool.series()[0]
+    changed = forktool.src_lines_changed(first)
+    message = forktool.patch_message(first)
+    assert forktool.patch_slug(first) == "serve-extra-tool-fields"
+    assert changed <= FIRST_PATCH_SRC_BUDGET, changed
+    assert f"Changed `src/` lines: {changed}." in message
+    assert forktool.patch_dependencies(first) == []
+    assert "#1243" in message
+
+
+def test_every_patch_applies_on_pristine_plus_what_it_declares() -> None:
+    assert forktool.check_dependencies() == []
+
+
+def test_dependencies_are_checked_not_assumed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A patch stripped of its Depends-on line must be reported.
+    patches = forktool.series()
+    dependent = next(p for p in patches if forktool.patch_dependencies(p))
+    stripped = tmp_path / dependent.name
+    stripped.write_text(
+        re.sub(r"^Depends-on:.*\n", "", dependent.read_text("utf-8"), flags=re.M),
+        "utf-8",
+    )
+    index = patches.index(dependent)
+    monkeypatch.setattr(forktool, "series", lambda: [*patches[:index], stripped])
+    problems = forktool.check_dependencies()
+    assert problems and problems[0].startswith(f"{dependent.name} does not apply")
+
+
+@pytest.mark.parametrize("patch", forktool.series(), ids=lambda p: p.name)
+def test_message_reads_as_a_pull_request(patch: Path) -> None:
+    message = forktool.patch_message(patch)
+    for heading in ("## Summary", "## Why", "## Test plan"):
+        assert f"\n{heading}\n" in message, heading
+    assert len(message.splitlines()) <= 80
+
+
+def test_pull_request_bodies_are_written(tmp_path: Path) -> None:
+    written = forktool.write_pull_requests(tmp_path)
+    assert [p.name for p in written] == [f"{p.name[:4]}.md" for p in forktool.series()]
+    assert written[0].read_text("utf-8").startswith("# Serve strict")
+
+
+class Opaque:
+    pass
+
+
+DROP_IN = [
+    (datetime.date, "2026-12-01"),
+    (datetime.datetime, "2026-12-01T10:00:00Z"),
+    (datetime.time, "10:00:00"),
+    (uuid.UUID, "00000000-0000-0000-0000-000000000001"),
+    (dict[int, str], {"1": "a"}),
+    (Opaque, "anything"),
+]
+
+
+@pytest.mark.parametrize(("py_type", "value"), DROP_IN, ids=lambda v: repr(v))
+def test_types_upstream_accepts_are_served_and_called(py_type: Any, value: Any) -> None:
+    from claude_agent_sdk import create_sdk_mcp_server, tool
+    from claude_agent_sdk._internal.query import Query
+
+    received: list[Any] = []
+
+    async def handler(args: dict[str, Any]) -> dict[str, Any]:
+        received.append(args["v"])
+        return {"content": [{"type": "text", "text": "ok"}]}
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # unknown types warn; they still work
+        config = create_sdk_mcp_server(
+            "srv", tools=[tool("t", "d", {"v": py_type})(handler)]
+        )
+
+    async def call() -> dict[str, Any]:
+        transport = AsyncMock()
+        transport.is_ready = Mock(return_value=True)
+        query = Query(
+            transport=transport,
+            is_streaming_mode=True,
+            sdk_mcp_servers={"srv": config["instance"]},
+        )
+        init = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        }
+        try:
+            await query._handle_sdk_mcp_request(
+                "srv",
+                {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init},
+            )
+            response = await query._handle_sdk_mcp_request(
+                "srv",
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "tools/call",
+                    "params": {"name": "t", "arguments": {"v": value}},
+                },
+            )
+        finally:
+            await query.close()
+        assert response is not None
+        result: dict[str, Any] = response["result"]
+        return result
+
+    result = asyncio.run(call())
+    assert not result.get("isError"), result
+    assert received == [value]
