@@ -2,6 +2,7 @@
 
     nox -s demo                      # offline: embedded stand-in Messages API
     nox -s demo -- --real-api        # the real API (needs ANTHROPIC_API_KEY)
+    nox -s demo -- --real-api --relay   # ... with the tool-fields relay on
 
 or, in an environment where this repository's package is installed::
 
@@ -118,21 +119,36 @@ def show(title: str, payload: Any) -> None:
     print("\n".join("    " + line for line in body.splitlines()))
 
 
-def field_report(served: dict[str, Any], sent: dict[str, Any] | None) -> str:
-    """Per field: on tools/list (SDK -> CLI) and in the API request (CLI -> API)."""
+def field_report(served: dict[str, Any], sent: dict[str, dict[str, Any] | None]) -> str:
+    """Per field: on tools/list (SDK -> CLI), then in each API request (CLI -> API).
+
+    ``sent`` maps a column title (relay off, relay on) to the tool's
+    definition in that turn's first Messages API request.
+    """
     names = ["strict", "input_examples", *FORK_FIELDS["extra_fields"]]
-    table = [("field", "SDK -> CLI (tools/list)", "CLI -> API (tools[])")]
+    table = [("field", "SDK -> CLI (tools/list)", *sent)]
     for name in names:
-        left = json.dumps(served[name]) if name in served else "absent"
-        right = "absent"
-        if sent is not None and name in sent:
-            right = json.dumps(sent[name])
-        table.append((name, left, right))
-    widths = [max(len(row[i]) for row in table) + 2 for i in range(2)]
-    return "\n".join(f"{a:<{widths[0]}}{b:<{widths[1]}}{c}" for a, b, c in table)
+        row = [name, json.dumps(served[name]) if name in served else "absent"]
+        for definition in sent.values():
+            found = definition is not None and name in definition
+            row.append(json.dumps(definition[name]) if found else "absent")  # type: ignore[index]
+        table.append(tuple(row))
+    widths = [max(len(row[i]) for row in table) + 2 for i in range(len(table[0]))]
+    return "\n".join(
+        "".join(
+            f"{cell:<{width}}" for cell, width in zip(row, widths, strict=True)
+        ).rstrip()
+        for row in table
+    )
 
 
-def report(turn: Turn, api: FakeMessagesAPI, header: str, notes: list[str]) -> int:
+def report(
+    turn: Turn,
+    api: FakeMessagesAPI,
+    header: str,
+    notes: list[str],
+    relayed: dict[str, dict[str, Any] | None],
+) -> int:
     print(header)
     for note in notes:
         print(note)
@@ -149,7 +165,8 @@ def report(turn: Turn, api: FakeMessagesAPI, header: str, notes: list[str]) -> i
         f"[2] CLI -> API: definition of {API_TOOL_NAME} in the Messages API request",
         sent if sent is not None else "(not in the request's tools)",
     )
-    show("    what survived each hop", field_report(served, sent))
+    title = "CLI -> API (relay on)" if not relayed and RELAY_ON else "CLI -> API"
+    show("    what survived each hop", field_report(served, {title: sent, **relayed}))
 
     uses = [
         block
@@ -194,18 +211,48 @@ def report(turn: Turn, api: FakeMessagesAPI, header: str, notes: list[str]) -> i
     return 0 if ok else 1
 
 
+RELAY_ON = False  # set by --relay for a --real-api run
+
+
+def _script(api: FakeMessagesAPI) -> None:
+    api.script(
+        tool_use(API_TOOL_NAME, CALL, preamble="Let me search."),
+        text("Two Swedish cases match: NJA 2019 s. 123 and NJA 2021 s. 45."),
+    )
+
+
+async def _relayed_definition(cli: str) -> dict[str, Any] | None:
+    """The tool's API definition in a second, offline turn with the relay on."""
+    server, _ = build_server()
+    with FakeMessagesAPI() as api, tempfile.TemporaryDirectory() as tmp:
+        _script(api)
+        home, work = Path(tmp) / "home", Path(tmp) / "work"
+        work.mkdir()
+        await run_turn(
+            cli=cli,
+            prompt=PROMPT,
+            mcp_servers={SERVER: server},
+            env=isolated_env(api.url, home),
+            cwd=work,
+            allowed_tools=[API_TOOL_NAME],
+            tool_fields_relay=True,
+        )
+        requests = api.messages_requests()
+        return requests[0].tool(API_TOOL_NAME) if requests else None
+
+
 async def run(cli: str, real_api: bool) -> int:
     server, notes = build_server()
+    relayed: dict[str, dict[str, Any] | None] = {}
+    if not real_api:
+        relayed["CLI -> API (relay on)"] = await _relayed_definition(cli)
     if real_api:
         upstream = os.environ.get("ANTHROPIC_BASE_URL") or REAL_API_DEFAULT
         api = FakeMessagesAPI(upstream=upstream)
         where = f"the real API ({upstream}) through a loopback recorder"
     else:
         api = FakeMessagesAPI()
-        api.script(
-            tool_use(API_TOOL_NAME, CALL, preamble="Let me search."),
-            text("Two Swedish cases match: NJA 2019 s. 123 and NJA 2021 s. 45."),
-        )
+        _script(api)
         where = "the embedded stand-in Messages API"
     with api, tempfile.TemporaryDirectory(prefix="claude-demo-") as tmp:
         home = Path(tmp) / "home"
@@ -222,12 +269,12 @@ async def run(cli: str, real_api: bool) -> int:
             cwd=work,
             allowed_tools=[API_TOOL_NAME],
             timeout=300 if real_api else 90,
-            **({"max_turns": 4} if real_api else {}),
+            **({"max_turns": 4, "tool_fields_relay": RELAY_ON} if real_api else {}),
         )
         header = (
             f"Claude Code {cli_version(cli)} ({cli}) against {where}\nprompt: {PROMPT}"
         )
-        return report(turn, api, header, notes)
+        return report(turn, api, header, notes, relayed)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -241,7 +288,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="talk to the real Messages API (needs ANTHROPIC_API_KEY)",
     )
+    parser.add_argument(
+        "--relay",
+        action="store_true",
+        help="with --real-api: turn the tool-fields relay on (tool_fields_relay=True)",
+    )
     args = parser.parse_args(argv)
+    global RELAY_ON
+    RELAY_ON = args.relay
     if args.real_api and not os.environ.get("ANTHROPIC_API_KEY"):
         parser.error("--real-api needs ANTHROPIC_API_KEY in the environment")
     cli = args.cli or (None if args.cli_version else os.environ.get("CLAUDE_E2E_CLI"))

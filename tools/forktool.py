@@ -577,7 +577,13 @@ def write_patches(work: Path, slugs: list[str] | None = None) -> None:
             "# Each patch applies alone to pristine upstream, or on pristine plus the\n"
             "# patches its `Depends-on:` line names (forktool depends checks it).\n"
         )
-        SERIES.write_text(header + "".join(f"{n}\n" for n in names), "utf-8")
+        lines = []
+        for name in names:
+            if "fork-only" in patch_message(PATCHES / name).splitlines()[0]:
+                # Kept in the fork; not proposed upstream (its message says why).
+                lines.append(f"# fork-only, not proposed upstream: {name}\n")
+            lines.append(f"{name}\n")
+        SERIES.write_text(header + "".join(lines), "utf-8")
 
 
 def rebase_trial(version: str, dest: Path) -> Tree:

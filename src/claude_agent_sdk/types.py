@@ -2708,6 +2708,24 @@ class ClaudeAgentOptions:
     an older CLI with this option on. The option is read when the session starts.
     """
 
+    tool_fields_relay: bool = False
+    """Deliver SDK tools' ``strict`` and ``input_examples`` to the Messages API.
+
+    Claude Code receives these fields on ``tools/list`` but does not copy
+    them into its API request. When true, the SDK starts a relay on
+    127.0.0.1 before Claude Code, points Claude Code's ``ANTHROPIC_BASE_URL``
+    at it, and forwards every request to your own ``ANTHROPIC_BASE_URL``
+    (from ``env``, else the environment, else the public API). In
+    ``POST /v1/messages`` and ``/v1/messages/count_tokens`` it adds
+    ``strict: true`` and ``input_examples`` to the ``tools`` entries of SDK
+    tools that declare them; nothing else is changed. The relay stops with
+    the query or client.
+
+    Not available when Claude Code is set to Bedrock, Vertex or Foundry
+    (``CLAUDE_CODE_USE_*``): the SDK refuses to start. Applies to the SDK's
+    own subprocess transport only. Fork-only feature.
+    """
+
     fork_session: bool = False
     """When true, resumed sessions fork to a new session ID rather than
     continuing the previous session. Use with ``resume``."""

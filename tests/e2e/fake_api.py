@@ -55,6 +55,7 @@ __all__ = [
     "FakeMessagesAPI",
     "RecordedRequest",
     "ScriptedResponse",
+    "api_error",
     "broken_tool_use",
     "text",
     "tool_use",
@@ -88,6 +89,15 @@ class ScriptedResponse:
     stop_reason: str
     chunk_size: int = 7
     label: str = ""
+    pause_after_event: int | None = None
+    """Streamed only: send this many SSE events, then wait ``pause_s``
+    before the rest (the request records ``paused_at``/``resumed_at``)."""
+    pause_s: float = 0.0
+    status: int = 200
+    """Not 200: answer with an API error of this status (``error_message``)."""
+    error_message: str = ""
+    sticky: bool = False
+    """Answer every later agent-loop request too (the CLI retries errors)."""
 
     def message(self, model: str) -> dict[str, Any]:
         """The complete (non-streaming) message for this response."""
@@ -200,6 +210,18 @@ def text(body: str) -> ScriptedResponse:
     """An assistant message that is just text (``stop_reason: end_turn``)."""
     return ScriptedResponse(
         blocks=[{"type": "text", "text": body}], stop_reason="end_turn", label="text"
+    )
+
+
+def api_error(status: int, message: str) -> ScriptedResponse:
+    """An API error answer (``{"type": "error", ...}``), for every later turn."""
+    return ScriptedResponse(
+        blocks=[],
+        stop_reason="",
+        label=f"error {status}",
+        status=status,
+        error_message=message,
+        sticky=True,
     )
 
 
@@ -410,6 +432,8 @@ class FakeMessagesAPI:
     def _next_scripted(self, request: RecordedRequest) -> ScriptedResponse:
         with self._lock:
             if self._script and self.script_predicate(request):
+                if self._script[0].sticky:
+                    return self._script[0]
                 return self._script.pop(0)
         return text(self.default_text)
 
@@ -526,7 +550,12 @@ def _make_handler(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
             if self.command != "HEAD":
                 self.wfile.write(data)
 
-        def _send_sse(self, response: ScriptedResponse, model: str) -> None:
+        def _send_sse(
+            self,
+            response: ScriptedResponse,
+            model: str,
+            request: RecordedRequest | None = None,
+        ) -> None:
             chunks = []
             for event, data in response.sse_events(model):
                 chunks.append(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
@@ -537,7 +566,18 @@ def _make_handler(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(payload)))
             self.send_header("request-id", _new_id("req"))
             self.end_headers()
-            self.wfile.write(payload)
+            if response.pause_after_event is None:
+                self.wfile.write(payload)
+                return
+            head = b"".join(chunks[: response.pause_after_event])
+            self.wfile.write(head)
+            self.wfile.flush()
+            if request is not None:
+                request.extra["paused_at"] = time.time()
+            time.sleep(response.pause_s)
+            if request is not None:
+                request.extra["resumed_at"] = time.time()
+            self.wfile.write(payload[len(head) :])
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
             request = self._recorded(self._read_body())
@@ -550,8 +590,24 @@ def _make_handler(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
             if route == "/v1/messages":
                 response = api._next_scripted(request)
                 request.answered_with = response.label
-                if body.get("stream"):
-                    self._send_sse(response, model)
+                if response.status != 200:
+                    error_type = (
+                        "invalid_request_error"
+                        if response.status == 400
+                        else "api_error"
+                    )
+                    self._send_json(
+                        response.status,
+                        {
+                            "type": "error",
+                            "error": {
+                                "type": error_type,
+                                "message": response.error_message,
+                            },
+                        },
+                    )
+                elif body.get("stream"):
+                    self._send_sse(response, model, request)
                 else:
                     self._send_json(200, response.message(model))
             elif route == "/v1/messages/count_tokens":

@@ -22,8 +22,10 @@ Nothing outside this module may branch on the mcp version.
 
 from __future__ import annotations
 
+import importlib
 import weakref
 from collections.abc import Awaitable, Callable
+from types import ModuleType
 from typing import Any
 
 import anyio.lowlevel
@@ -121,6 +123,16 @@ _listed_fields: weakref.WeakKeyDictionary[Server, dict[str, dict[str, Any]]] = (
 def listed_fields(server: Server) -> dict[str, dict[str, Any]]:
     """The fields ``server``'s tools list beyond ``Tool``, by tool name."""
     return _listed_fields.get(server, {})
+
+
+def http_client_module() -> ModuleType:
+    """The httpx-style HTTP client package that the installed mcp depends on.
+
+    mcp 1.x brings ``httpx``, mcp 2.x its maintained continuation ``httpx2``
+    (same API, another import name), so code that needs an HTTP client adds
+    no dependency by using whichever is installed.
+    """
+    return importlib.import_module("httpx2" if MCP_MAJOR >= 2 else "httpx")
 
 
 def complete_listed_tools(server: Server, payload: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterable, AsyncIterator
 from contextlib import suppress
 from pathlib import Path
 from subprocess import PIPE
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 from anyio.abc import Process
@@ -36,6 +36,9 @@ from .._client_app import (
 )
 from .._task_compat import TaskHandle, spawn_detached
 from . import Transport
+
+if TYPE_CHECKING:  # imported when used: it loads uvicorn and an HTTP client
+    from ..tool_fields_relay import ToolFieldsRelay
 
 logger = logging.getLogger(__name__)
 
@@ -259,6 +262,7 @@ class SubprocessCLITransport(Transport):
         self._stderr_task: TaskHandle | None = None
         self._ready = False
         self._exit_error: Exception | None = None  # Track process exit errors
+        self._relay: ToolFieldsRelay | None = None  # options.tool_fields_relay
         self._max_buffer_size = (
             options.max_buffer_size
             if options.max_buffer_size is not None
@@ -745,6 +749,14 @@ class SubprocessCLITransport(Transport):
 
     async def connect(self) -> None:
         """Start subprocess."""
+        try:
+            await self._connect()
+        except BaseException:
+            # A relay started for a CLI that did not start goes with it.
+            await self._stop_relay()
+            raise
+
+    async def _connect(self) -> None:
         if self._process:
             return
 
@@ -755,6 +767,11 @@ class SubprocessCLITransport(Transport):
         self._reject_windows_batch_cli(self._cli_path)
 
         cmd = self._build_command()
+        if self._options.tool_fields_relay:
+            from ..tool_fields_relay import refuse_unservable_provider
+
+            # Before anything starts, and not wrapped in CLIConnectionError.
+            refuse_unservable_provider({**os.environ, **self._options.env})
         try:
             # Merge environment variables. CLAUDE_CODE_ENTRYPOINT defaults to
             # sdk-py regardless of inherited process env; options.env can override
@@ -821,6 +838,14 @@ class SubprocessCLITransport(Transport):
 
             if self._cwd:
                 process_env["PWD"] = self._cwd
+
+            if self._options.tool_fields_relay:
+                from ..tool_fields_relay import start_for_cli
+
+                # Points process_env's ANTHROPIC_BASE_URL at the relay.
+                self._relay = await start_for_cli(
+                    self._options.mcp_servers, process_env
+                )
 
             # Pipe stderr only when the caller registered a callback.
             stderr_dest = PIPE if self._options.stderr is not None else None
@@ -915,6 +940,18 @@ class SubprocessCLITransport(Transport):
             emit(framer.flush())
 
     async def close(self) -> None:
+        """Close the transport, then stop the tool-fields relay if one runs."""
+        try:
+            await self._close_process()
+        finally:
+            await self._stop_relay()
+
+    async def _stop_relay(self) -> None:
+        relay, self._relay = self._relay, None
+        if relay is not None:
+            await relay.stop()
+
+    async def _close_process(self) -> None:
         """Close the transport and clean up resources.
 
         The whole body runs inside a shielded cancel scope. Cleanup is

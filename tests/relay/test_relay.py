@@ -1,0 +1,759 @@
+"""Unit and contract tests of the tool-fields relay (``tool_fields_relay=True``).
+
+Against a stdlib stand-in upstream (``relay_upstream.py``), without the CLI;
+``tests/e2e/test_e2e_relay.py`` covers the real CLI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import logging
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from relay_upstream import Upstream
+
+from claude_agent_sdk import ClaudeAgentOptions, create_sdk_mcp_server, tool
+from claude_agent_sdk._internal import tool_fields_relay as relay_module
+from claude_agent_sdk._internal._mcp_compat import http_client_module
+from claude_agent_sdk._internal.tool_fields_relay import (
+    ADVANCED_TOOL_USE_BETA,
+    ToolFieldsRelay,
+    ToolFieldsRelayError,
+    collect_tool_fields,
+    normalize_mcp_name,
+    outbound_proxy,
+    point_cli_at,
+    refuse_unservable_provider,
+    resolve_upstream,
+    rewrite_body,
+    with_beta,
+)
+from claude_agent_sdk._internal.transport.subprocess_cli import (
+    SubprocessCLITransport,
+)
+
+pytestmark = pytest.mark.requires_patch("tool-fields-relay")
+
+http = http_client_module()
+STRICT = "mcp__docs__search"
+PLAIN = "mcp__docs__lookup"
+EXAMPLES = [{"q": "payout"}]
+FIELDS = {STRICT: {"strict": True, "input_examples": EXAMPLES}}
+SCHEMA = {
+    "type": "object",
+    "properties": {"q": {"type": "string"}},
+    "required": ["q"],
+    "additionalProperties": False,
+}
+API_KEY = "sk-ant-api03-SECRET-never-logged"
+BEARER = "Bearer oauth-SECRET-never-logged"
+
+
+def messages_body(*names: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "model": "claude-x",
+        "stream": True,
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [
+            {"name": name, "description": name, "input_schema": SCHEMA}
+            for name in names
+        ],
+        **extra,
+    }
+
+
+def relay_threads() -> list[threading.Thread]:
+    return [
+        t for t in threading.enumerate() if t.name.startswith("claude-agent-sdk-tool")
+    ]
+
+
+def open_fds() -> set[str]:
+    return {entry.name for entry in Path("/proc/self/fd").iterdir()}
+
+
+@pytest.fixture
+def upstream() -> Iterator[Upstream]:
+    server = Upstream().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+async def relay(upstream: Upstream) -> AsyncIterator[ToolFieldsRelay]:
+    async with ToolFieldsRelay(FIELDS, upstream.url) as running:
+        yield running
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[Any]:
+    async with http.AsyncClient(trust_env=False, timeout=30) as c:
+        yield c
+
+
+# --------------------------------------------------------------------------
+# The rewrite
+# --------------------------------------------------------------------------
+
+
+def test_rewrite_adds_fields_to_declared_tools_only() -> None:
+    body = json.dumps(messages_body(PLAIN, STRICT, "Bash")).encode()
+    rewrite = rewrite_body(body, FIELDS)
+    tools = {t["name"]: t for t in json.loads(rewrite.body)["tools"]}
+    assert tools[STRICT]["strict"] is True
+    assert tools[STRICT]["input_examples"] == EXAMPLES
+    assert set(tools[PLAIN]) == {"name", "description", "input_schema"}
+    assert set(tools["Bash"]) == {"name", "description", "input_schema"}
+    assert rewrite.modified_tools == [STRICT]
+    assert rewrite.added_examples and not rewrite.exceeded
+    # Everything outside the tools entries is as it was.
+    original = json.loads(body)
+    rewritten = json.loads(rewrite.body)
+    rewritten["tools"][1].pop("strict")
+    rewritten["tools"][1].pop("input_examples")
+    assert rewritten == original
+
+
+def test_rewrite_with_deferred_entries_keeps_defer_loading() -> None:
+    body = messages_body(STRICT)
+    body["tools"][0]["defer_loading"] = True
+    entry = json.loads(rewrite_body(json.dumps(body).encode(), FIELDS).body)["tools"][0]
+    assert entry["defer_loading"] is True and entry["strict"] is True
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        json.dumps(messages_body(PLAIN, "Bash")).encode(),  # no declared tool
+        b"not json mcp__docs__search",
+        json.dumps(["mcp__docs__search"]).encode(),
+        json.dumps({"tools": "mcp__docs__search"}).encode(),
+        '{"tools": [{"name": "mcp__docs__search", "strict": true, "input_examples": [{"q": "payout"}]}], "x": "ü"}'.encode(),
+    ],
+)
+def test_rewrite_returns_the_same_bytes_when_nothing_is_added(body: bytes) -> None:
+    rewrite = rewrite_body(body, FIELDS)
+    assert rewrite.body is body and not rewrite.modified_tools
+
+
+def test_rewrite_strict_only_tool_adds_no_examples() -> None:
+    body = json.dumps(messages_body(STRICT)).encode()
+    rewrite = rewrite_body(body, {STRICT: {"strict": True}})
+    entry = json.loads(rewrite.body)["tools"][0]
+    assert entry["strict"] is True and "input_examples" not in entry
+    assert not rewrite.added_examples
+
+
+def test_rewrite_keeps_non_ascii_text_and_numbers() -> None:
+    body = messages_body(STRICT, temperature=0.7, max_tokens=32000)
+    body["messages"][0]["content"] = "Sök rättsfall 📚"
+    rewritten = json.loads(rewrite_body(json.dumps(body).encode(), FIELDS).body)
+    assert rewritten["messages"] == body["messages"]
+    assert rewritten["temperature"] == 0.7 and rewritten["max_tokens"] == 32000
+
+
+@pytest.mark.parametrize(
+    ("schema", "count", "cap"),
+    [
+        (SCHEMA, 21, "strict tools"),
+        (
+            {
+                "type": "object",
+                "properties": {f"p{i}": {"type": "string"} for i in range(5)},
+                "additionalProperties": False,
+            },
+            5,
+            "optional parameters",
+        ),
+        (
+            {
+                "type": "object",
+                "properties": {f"u{i}": {"type": ["string", "null"]} for i in range(4)},
+                "required": [f"u{i}" for i in range(4)],
+                "additionalProperties": False,
+            },
+            5,
+            "union-typed parameters",
+        ),
+    ],
+)
+def test_caps_are_counted_on_the_request(
+    schema: dict[str, Any], count: int, cap: str
+) -> None:
+    names = [f"mcp__docs__t{i}" for i in range(count)]
+    body = messages_body()
+    body["tools"] = [{"name": n, "input_schema": schema} for n in names]
+    rewrite = rewrite_body(
+        json.dumps(body).encode(), dict.fromkeys(names, {"strict": True})
+    )
+    assert [limit.limit for limit in rewrite.exceeded] == [cap]
+    assert all(name in str(rewrite.exceeded[0]) for name in names)
+
+
+def test_a_tool_already_strict_in_the_request_counts_too() -> None:
+    body = messages_body(*[f"t{i}" for i in range(20)], STRICT)
+    for entry in body["tools"][:20]:
+        entry["strict"] = True
+    rewrite = rewrite_body(json.dumps(body).encode(), FIELDS)
+    assert rewrite.exceeded and rewrite.exceeded[0].count == 21
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ([], [(b"anthropic-beta", ADVANCED_TOOL_USE_BETA.encode())]),
+        (
+            [(b"anthropic-beta", b"claude-code-20250219,effort-2025-11-24")],
+            [
+                (
+                    b"anthropic-beta",
+                    b"claude-code-20250219,effort-2025-11-24,"
+                    + ADVANCED_TOOL_USE_BETA.encode(),
+                )
+            ],
+        ),
+        (
+            [(b"Anthropic-Beta", b"a, " + ADVANCED_TOOL_USE_BETA.encode())],
+            [(b"Anthropic-Beta", b"a, " + ADVANCED_TOOL_USE_BETA.encode())],
+        ),
+    ],
+)
+def test_beta_header(
+    given: list[tuple[bytes, bytes]], expected: list[tuple[bytes, bytes]]
+) -> None:
+    assert with_beta(given) == expected
+
+
+# --------------------------------------------------------------------------
+# Configuration
+# --------------------------------------------------------------------------
+
+
+def test_collect_tool_fields_from_sdk_servers() -> None:
+    @tool("search", "s", SCHEMA, strict=True, input_examples=EXAMPLES)
+    async def search(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": []}
+
+    @tool("strict.only", "s", SCHEMA, strict=True)
+    async def strict_only(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": []}
+
+    @tool("loose", "s", SCHEMA, strict=False, extra_fields={"title": "T"})
+    async def loose(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": []}
+
+    @tool("plain", "s", SCHEMA)
+    async def plain(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": []}
+
+    server = create_sdk_mcp_server("x", tools=[search, strict_only, loose, plain])
+    fields = collect_tool_fields(
+        {
+            "case law": server,
+            "stdio": {"type": "stdio", "command": "x"},
+            "bad": {"type": "sdk", "instance": object()},
+        }
+    )
+    assert fields == {
+        "mcp__case_law__search": {"strict": True, "input_examples": EXAMPLES},
+        "mcp__case_law__strict_only": {"strict": True},
+    }
+    assert collect_tool_fields(None) == {}
+
+
+def test_names_normalize_as_the_cli_does() -> None:
+    assert normalize_mcp_name("docs") == "docs"
+    assert normalize_mcp_name("case law.v2") == "case_law_v2"
+    assert normalize_mcp_name("lagrum-ö📚") == "lagrum-___"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"],
+)
+def test_unservable_providers_are_refused(name: str) -> None:
+    with pytest.raises(ToolFieldsRelayError, match=name):
+        refuse_unservable_provider({name: "1"})
+    for unset in ("", "0", "false"):
+        refuse_unservable_provider({name: unset})
+
+
+async def test_transport_refuses_a_provider_from_options_env_before_starting() -> None:
+    before = relay_threads()
+    transport = SubprocessCLITransport(
+        prompt="x",
+        options=ClaudeAgentOptions(
+            cli_path="/nonexistent/claude",
+            env={"CLAUDE_CODE_USE_VERTEX": "1"},
+            tool_fields_relay=True,
+        ),
+    )
+    with pytest.raises(ToolFieldsRelayError, match="CLAUDE_CODE_USE_VERTEX"):
+        await transport.connect()
+    assert relay_threads() == before
+
+
+async def test_transport_refuses_a_provider_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CLAUDE_CODE_USE_BEDROCK", "true")
+    transport = SubprocessCLITransport(
+        prompt="x",
+        options=ClaudeAgentOptions(
+            cli_path="/nonexistent/claude", tool_fields_relay=True
+        ),
+    )
+    with pytest.raises(ToolFieldsRelayError, match="CLAUDE_CODE_USE_BEDROCK"):
+        await transport.connect()
+
+
+def test_upstream_comes_from_env_else_the_public_api() -> None:
+    assert resolve_upstream({}) == "https://api.anthropic.com"
+    assert resolve_upstream({"ANTHROPIC_BASE_URL": ""}) == "https://api.anthropic.com"
+    assert resolve_upstream({"ANTHROPIC_BASE_URL": "https://gw.example/a/"}) == (
+        "https://gw.example/a"
+    )
+    with pytest.raises(ToolFieldsRelayError):
+        resolve_upstream({"ANTHROPIC_BASE_URL": "ftp://x"})
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, None),
+        ({"HTTPS_PROXY": "http://p:3128"}, "http://p:3128"),
+        ({"https_proxy": "http://low:1", "HTTPS_PROXY": "http://up:2"}, "http://low:1"),
+        ({"ALL_PROXY": "socks5://p:1080"}, "socks5://p:1080"),
+        ({"HTTP_PROXY": "http://p:3128"}, None),  # https upstream
+        ({"HTTPS_PROXY": "http://p:3128", "NO_PROXY": "api.anthropic.com"}, None),
+        ({"HTTPS_PROXY": "http://p:3128", "no_proxy": ".anthropic.com"}, None),
+        ({"HTTPS_PROXY": "http://p:3128", "NO_PROXY": "*"}, None),
+        ({"HTTPS_PROXY": "http://p:3128", "NO_PROXY": "example.com"}, "http://p:3128"),
+        (
+            {"HTTPS_PROXY": "http://p:3128", "NO_PROXY": "anthropic.com:8443"},
+            "http://p:3128",
+        ),
+    ],
+)
+def test_outbound_proxy_follows_https_proxy_and_no_proxy(
+    env: dict[str, str], expected: str | None
+) -> None:
+    assert outbound_proxy("https://api.anthropic.com", env) == expected
+
+
+def test_cli_env_points_at_the_relay_and_bypasses_proxies_for_loopback() -> None:
+    env = {
+        "NO_PROXY": "corp.example",
+        "no_proxy": "internal",
+        "ANTHROPIC_BASE_URL": "u",
+    }
+    point_cli_at(env, "http://127.0.0.1:1/s")
+    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:1/s"
+    assert (
+        env["NO_PROXY"]
+        == env["no_proxy"]
+        == "corp.example,internal,127.0.0.1,localhost"
+    )
+    fresh: dict[str, str] = {}
+    point_cli_at(fresh, "http://127.0.0.1:1/s")
+    assert fresh["NO_PROXY"] == "127.0.0.1,localhost"
+
+
+# --------------------------------------------------------------------------
+# The running relay
+# --------------------------------------------------------------------------
+
+
+async def test_messages_request_is_rewritten_and_forwarded(
+    relay: ToolFieldsRelay, upstream: Upstream, client: Any
+) -> None:
+    response = await client.post(
+        relay.url + "/v1/messages?beta=true",
+        json=messages_body(PLAIN, STRICT),
+        headers={"x-api-key": API_KEY, "anthropic-beta": "claude-code-20250219"},
+    )
+    assert response.status_code == 200 and response.json() == {"ok": True}
+    seen = upstream.seen[-1]
+    assert seen.path == "/v1/messages?beta=true"
+    assert seen.headers["x-api-key"] == API_KEY
+    assert seen.headers["anthropic-beta"] == (
+        f"claude-code-20250219,{ADVANCED_TOOL_USE_BETA}"
+    )
+    tools = {t["name"]: t for t in seen.json()["tools"]}
+    assert tools[STRICT]["strict"] is True
+    assert "strict" not in tools[PLAIN]
+    assert response.headers["request-id"] == "req_upstream"
+
+
+async def test_count_tokens_is_rewritten_too(
+    relay: ToolFieldsRelay, upstream: Upstream, client: Any
+) -> None:
+    await client.post(
+        relay.url + "/v1/messages/count_tokens?beta=true", json=messages_body(STRICT)
+    )
+    assert upstream.seen[-1].json()["tools"][0]["strict"] is True
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/v1/complete"),
+        ("POST", "/v1/messages/batches"),
+        ("PUT", "/v1/messages"),
+        ("GET", "/v1/models?limit=5"),
+    ],
+)
+async def test_other_paths_and_methods_pass_untouched(
+    relay: ToolFieldsRelay, upstream: Upstream, client: Any, method: str, path: str
+) -> None:
+    body = json.dumps(messages_body(STRICT)).encode()
+    content = None if method == "GET" else body
+    await client.request(method, relay.url + path, content=content)
+    seen = upstream.seen[-1]
+    assert (seen.method, seen.path) == (method, path)
+    assert seen.body == (content or b"")
+    assert "anthropic-beta" not in seen.headers
+
+
+async def test_compressed_request_bodies_pass_untouched(
+    relay: ToolFieldsRelay, upstream: Upstream, client: Any
+) -> None:
+    body = gzip.compress(json.dumps(messages_body(STRICT)).encode())
+    await client.post(
+        relay.url + "/v1/messages", content=body, headers={"content-encoding": "gzip"}
+    )
+    assert upstream.seen[-1].body == body
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/messages",
+        "/{wrong}/v1/messages",
+        "/{short}/v1/messages",
+        "/v1/{secret}/messages",
+        "/",
+    ],
+)
+async def test_requests_without_the_secret_prefix_are_refused(
+    relay: ToolFieldsRelay, upstream: Upstream, client: Any, path: str
+) -> None:
+    secret = relay.url.rsplit("/", 1)[1]
+    assert len(secret) >= 22  # 128+ bits of base64url
+    origin = relay.url.rsplit("/", 1)[0]
+    url = origin + path.format(
+        wrong="x" * len(secret), short=secret[:-1], secret=secret
+    )
+    response = await client.post(
+        url, json=messages_body(STRICT), headers={"x-api-key": API_KEY}
+    )
+    assert response.status_code == 404
+    assert response.json()["error"]["type"] == "not_found_error"
+    assert API_KEY not in response.text and secret not in response.text
+    assert upstream.seen == []
+
+
+async def test_over_a_cap_the_request_is_not_sent(
+    upstream: Upstream, client: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    names = [f"mcp__docs__t{i}" for i in range(21)]
+    async with ToolFieldsRelay(
+        dict.fromkeys(names, {"strict": True}), upstream.url
+    ) as r:
+        response = await client.post(r.url + "/v1/messages", json=messages_body(*names))
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["type"] == "invalid_request_error"
+    assert "21 strict tools" in error["message"] and "limit of 20" in error["message"]
+    assert all(name in error["message"] for name in names)
+    assert upstream.seen == []
+    assert any("21 strict tools" in rec.getMessage() for rec in caplog.records)
+
+
+async def test_an_api_400_to_a_modified_request_passes_through_and_warns(
+    relay: ToolFieldsRelay,
+    upstream: Upstream,
+    client: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    upstream.reply_status = 400
+    upstream.reply_body = json.dumps(
+        {"type": "error", "error": {"type": "invalid_request_error", "message": "no"}}
+    ).encode()
+    caplog.set_level(logging.WARNING)
+    response = await client.post(relay.url + "/v1/messages", json=messages_body(STRICT))
+    assert response.status_code == 400
+    assert response.content == upstream.reply_body
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and STRICT in warnings[0].getMessage()
+    assert "req_upstream" in warnings[0].getMessage()
+
+
+async def test_an_api_400_to_an_unmodified_request_is_not_logged(
+    relay: ToolFieldsRelay,
+    upstream: Upstream,
+    client: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    upstream.reply_status = 400
+    caplog.set_level(logging.WARNING)
+    response = await client.post(relay.url + "/v1/messages", json=messages_body(PLAIN))
+    assert response.status_code == 400
+    assert not [r for r in caplog.records if r.name == relay_module.__name__]
+
+
+async def test_unreachable_upstream_is_a_502_in_the_apis_shape(client: Any) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    async with ToolFieldsRelay(FIELDS, dead) as r:
+        response = await client.post(r.url + "/v1/messages", json=messages_body())
+    assert response.status_code == 502
+    assert response.json()["error"]["type"] == "api_error"
+
+
+# --------------------------------------------------------------------------
+# Streaming
+# --------------------------------------------------------------------------
+
+
+async def test_a_delayed_chunk_streams_through_before_the_response_ends(
+    relay: ToolFieldsRelay, upstream: Upstream, client: Any
+) -> None:
+    upstream.pause = 1.0
+    arrivals: list[tuple[float, bytes]] = []
+    async with client.stream("POST", relay.url + "/slow", json={}) as response:
+        assert response.headers["content-type"] == "text/event-stream"
+        async for chunk in response.aiter_raw():
+            arrivals.append((time.time(), chunk))
+    assert b"".join(c for _, c in arrivals) == upstream.first + upstream.rest
+    first_at = arrivals[0][0]
+    assert arrivals[0][1] == upstream.first
+    assert first_at < upstream.events["rest_sent"] - 0.5
+
+
+async def test_headers_and_content_encoding_pass_unchanged(
+    relay: ToolFieldsRelay, client: Any
+) -> None:
+    async with client.stream(
+        "POST", relay.url + "/gzip", json={}, headers={"accept-encoding": "gzip"}
+    ) as response:
+        raw = b"".join([chunk async for chunk in response.aiter_raw()])
+    assert response.headers["content-encoding"] == "gzip"
+    assert response.headers["x-custom"] == "kept"
+    assert gzip.decompress(raw) == b"data: compressed\n\n"
+    assert (
+        "server" not in response.headers or "uvicorn" not in response.headers["server"]
+    )
+
+
+async def test_client_disconnect_closes_the_upstream_request(
+    relay: ToolFieldsRelay, upstream: Upstream
+) -> None:
+    upstream.pause = 10.0
+    async with (
+        http.AsyncClient(trust_env=False, timeout=30) as c,
+        c.stream("POST", relay.url + "/slow", json={}) as response,
+    ):
+        async for _ in response.aiter_raw():
+            break  # got the first chunk; now hang up
+    hung_up = time.time()
+    for _ in range(100):
+        if "disconnected_at" in upstream.events:
+            break
+        await asyncio.sleep(0.05)
+    assert upstream.events["disconnected_at"] - hung_up < 3.0
+    assert "rest_sent" not in upstream.events
+
+
+# --------------------------------------------------------------------------
+# Proxies and credentials
+# --------------------------------------------------------------------------
+
+
+async def test_outbound_leg_goes_through_the_configured_proxy(
+    upstream: Upstream, client: Any
+) -> None:
+    # The stand-in doubles as a forward proxy: it records the absolute URI.
+    target = "http://upstream.invalid:8080/base"
+    proxy = outbound_proxy(target, {"HTTP_PROXY": upstream.url})
+    assert proxy == upstream.url
+    async with ToolFieldsRelay(FIELDS, target, proxy=proxy) as r:
+        response = await client.post(r.url + "/v1/messages", json=messages_body(STRICT))
+    assert response.status_code == 200
+    assert upstream.seen[-1].path == "http://upstream.invalid:8080/base/v1/messages"
+    assert upstream.seen[-1].json()["tools"][0]["strict"] is True
+
+
+async def test_credentials_are_never_logged_or_echoed(
+    upstream: Upstream, client: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    headers = {"x-api-key": API_KEY, "authorization": BEARER}
+    upstream.reply_status = 400
+    async with ToolFieldsRelay(FIELDS, upstream.url) as r:
+        answers = [
+            await client.post(
+                r.url + "/v1/messages", json=messages_body(STRICT), headers=headers
+            ),
+            await client.post(
+                r.url.rsplit("/", 1)[0] + "/v1/messages", headers=headers
+            ),
+        ]
+        names = [f"mcp__docs__t{i}" for i in range(21)]
+        async with ToolFieldsRelay(
+            dict.fromkeys(names, {"strict": True}), upstream.url
+        ) as capped:
+            answers.append(
+                await client.post(
+                    capped.url + "/v1/messages",
+                    json=messages_body(*names),
+                    headers=headers,
+                )
+            )
+        text = repr(r) + str(vars(r))
+    async with ToolFieldsRelay(FIELDS, "http://127.0.0.1:9") as dead:
+        answers.append(
+            await client.post(
+                dead.url + "/v1/messages", json=messages_body(STRICT), headers=headers
+            )
+        )
+    logged = "\n".join(rec.getMessage() + str(rec.args) for rec in caplog.records)
+    echoed = "\n".join(a.text + str(a.headers) for a in answers)
+    for secret in (API_KEY, BEARER, "SECRET-never-logged"):
+        assert secret not in logged
+        assert secret not in echoed
+        assert secret not in text
+    assert upstream.seen[0].headers["authorization"] == BEARER  # forwarded
+
+
+# --------------------------------------------------------------------------
+# Lifecycle
+# --------------------------------------------------------------------------
+
+
+async def _start_use_stop(url: str) -> tuple[int, str]:
+    async with ToolFieldsRelay(FIELDS, url) as r:
+        async with http.AsyncClient(trust_env=False) as c:
+            response = await c.post(r.url + "/v1/messages", json=messages_body(STRICT))
+            assert response.status_code == 200
+        port, secret = r.port, r.url
+    assert port is not None
+    return port, secret
+
+
+def _assert_gone(port: int) -> None:
+    assert relay_threads() == []
+    with socket.socket() as probe, pytest.raises(ConnectionRefusedError):
+        probe.connect(("127.0.0.1", port))
+
+
+async def test_lifecycle_leaves_no_thread_or_socket_asyncio(upstream: Upstream) -> None:
+    fds = open_fds()
+    port, _ = await _start_use_stop(upstream.url)
+    _assert_gone(port)
+    assert open_fds() - fds == set()
+    leftover = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    assert leftover == []
+
+
+def test_lifecycle_under_trio(upstream: Upstream) -> None:
+    import trio
+
+    fds = open_fds()
+    port, _ = trio.run(_start_use_stop, upstream.url)
+    _assert_gone(port)
+    assert len(open_fds() - fds) == 0
+
+
+async def test_stop_is_idempotent_and_works_when_cancelled(upstream: Upstream) -> None:
+    r = ToolFieldsRelay(FIELDS, upstream.url)
+    await r.start()
+    port = r.port
+    assert port is not None
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await r.stop()  # shielded: runs to completion even in a cancelled scope
+    await r.stop()
+    _assert_gone(port)
+
+
+async def test_two_relays_in_parallel_are_independent(upstream: Upstream) -> None:
+    results = await asyncio.gather(*(_start_use_stop(upstream.url) for _ in range(2)))
+    (port_a, url_a), (port_b, url_b) = results
+    assert port_a != port_b and url_a.rsplit("/", 1)[1] != url_b.rsplit("/", 1)[1]
+    assert len(upstream.seen) == 2
+    assert relay_threads() == []
+
+
+async def test_transport_stops_its_relay_when_the_cli_cannot_start(
+    upstream: Upstream,
+) -> None:
+    transport = SubprocessCLITransport(
+        prompt="x",
+        options=ClaudeAgentOptions(
+            cli_path="/nonexistent/claude",
+            env={"ANTHROPIC_BASE_URL": upstream.url},
+            tool_fields_relay=True,
+        ),
+    )
+    with pytest.raises(Exception, match="Claude Code not found"):
+        await transport.connect()
+    assert relay_threads() == []
+
+
+async def test_transport_close_stops_the_relay_and_the_cli_sees_it(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    # A stand-in "CLI" that prints its ANTHROPIC_BASE_URL and NO_PROXY, then
+    # waits for stdin to close.
+    fake_cli = tmp_path / "claude"
+    fake_cli.write_text(
+        "#!/bin/sh\n"
+        'echo "{\\"base\\": \\"$ANTHROPIC_BASE_URL\\", \\"no_proxy\\": \\"$NO_PROXY\\"}"\n'
+        "cat > /dev/null\n"
+    )
+    fake_cli.chmod(0o755)
+
+    @tool("search", "s", SCHEMA, strict=True)
+    async def search(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": []}
+
+    transport = SubprocessCLITransport(
+        prompt="x",
+        options=ClaudeAgentOptions(
+            cli_path=str(fake_cli),
+            mcp_servers={"docs": create_sdk_mcp_server("docs", tools=[search])},
+            env={
+                "ANTHROPIC_BASE_URL": upstream.url,
+                "CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK": "1",
+            },
+            tool_fields_relay=True,
+        ),
+    )
+    await transport.connect()
+    try:
+        assert len(relay_threads()) == 1
+        first = await transport.read_messages().__anext__()
+        assert first["base"].startswith("http://127.0.0.1:")
+        assert first["no_proxy"].endswith("127.0.0.1,localhost")
+        async with http.AsyncClient(trust_env=False) as c:
+            response = await c.post(
+                first["base"] + "/v1/messages", json=messages_body(STRICT)
+            )
+        assert response.status_code == 200
+        assert upstream.seen[-1].json()["tools"][0]["strict"] is True
+    finally:
+        await transport.close()
+    assert relay_threads() == []
