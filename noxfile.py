@@ -37,7 +37,7 @@ from pins import (  # noqa: E402
 )
 
 # Upstream's [examples] extra and the wheel recompressor, so that upstream's
-# suite skips only what needs a live service or the git checkout (README).
+# suite skips only what needs a live service or the git checkout (CONTRIBUTING.md).
 UPSTREAM_OPTIONAL_DEPS = [
     "boto3", "moto[s3]", "redis", "fakeredis", "asyncpg", "zopfli",
 ]  # fmt: skip
@@ -308,7 +308,7 @@ def prove(session: nox.Session, mcp: str) -> None:
 
 @nox.session(python=TOOL_PYTHON)
 def docs(session: nox.Session) -> None:
-    """Regenerate README.md's tables that come from tests (refused definitions)."""
+    """Regenerate the docs tables that come from tests (docs/refused-definitions.md)."""
     session.install(".", MCP_MAJORS["mcp2"], *TEST_DEPS)
     session.run("python", "tests/robustness/bad_inputs.py", "--write")
 

@@ -670,6 +670,8 @@ class CaseTD(TypedDict):
     limit: NotRequired[int]
 
 
+# Literal becomes enum with the types patch; the pydantic patch changes nothing here.
+@pytest.mark.requires_patch("json-schema-from-types")
 async def test_dict_and_typeddict_schemas_are_listed_and_called_as_before() -> None:
     received.clear()
     config = _server(

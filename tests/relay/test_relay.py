@@ -22,28 +22,44 @@ import pytest
 from relay_upstream import Upstream
 
 from claude_agent_sdk import ClaudeAgentOptions, create_sdk_mcp_server, tool
-from claude_agent_sdk._internal import tool_fields_relay as relay_module
-from claude_agent_sdk._internal._mcp_compat import http_client_module
-from claude_agent_sdk._internal.tool_fields_relay import (
-    ADVANCED_TOOL_USE_BETA,
-    ToolFieldsRelay,
-    ToolFieldsRelayError,
-    collect_tool_fields,
-    normalize_mcp_name,
-    outbound_proxy,
-    point_cli_at,
-    refuse_unservable_provider,
-    resolve_upstream,
-    rewrite_body,
-    with_beta,
-)
+
+try:
+    from claude_agent_sdk._internal import tool_fields_relay as relay_module
+    from claude_agent_sdk._internal._mcp_compat import http_client_module
+    from claude_agent_sdk._internal.tool_fields_relay import (
+        ADVANCED_TOOL_USE_BETA,
+        ToolFieldsRelay,
+        ToolFieldsRelayError,
+        collect_tool_fields,
+        normalize_mcp_name,
+        outbound_proxy,
+        point_cli_at,
+        refuse_unservable_provider,
+        resolve_upstream,
+        rewrite_body,
+        with_beta,
+    )
+except ImportError:  # a tree without the relay patch: these tests must fail
+    relay_module = None  # type: ignore[assignment]
+    http_client_module = None  # type: ignore[assignment]
+    ADVANCED_TOOL_USE_BETA = None  # type: ignore[assignment]
+    ToolFieldsRelay = None  # type: ignore[assignment]
+    ToolFieldsRelayError = None  # type: ignore[assignment]
+    collect_tool_fields = None  # type: ignore[assignment]
+    normalize_mcp_name = None  # type: ignore[assignment]
+    outbound_proxy = None  # type: ignore[assignment]
+    point_cli_at = None  # type: ignore[assignment]
+    refuse_unservable_provider = None  # type: ignore[assignment]
+    resolve_upstream = None  # type: ignore[assignment]
+    rewrite_body = None  # type: ignore[assignment]
+    with_beta = None  # type: ignore[assignment]
 from claude_agent_sdk._internal.transport.subprocess_cli import (
     SubprocessCLITransport,
 )
 
 pytestmark = pytest.mark.requires_patch("tool-fields-relay")
 
-http = http_client_module()
+http = http_client_module() if http_client_module else None
 STRICT = "mcp__docs__search"
 PLAIN = "mcp__docs__lookup"
 EXAMPLES = [{"q": "payout"}]

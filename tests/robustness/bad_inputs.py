@@ -1,7 +1,7 @@
 """Every tool definition the fork refuses, and the exact error a user sees.
 
 The cases are data: ``test_bad_inputs.py`` checks each one, and running this
-file renders them into README.md's "Refused definitions" table, so the table
+file renders them into docs/refused-definitions.md's table, so the table
 is generated from what the tests check and cannot drift (a test compares the
 two). Regenerate with ``tools/nox -s docs``.
 """
@@ -19,7 +19,7 @@ from typing import Any
 
 from claude_agent_sdk import ClaudeAgentOptions, create_sdk_mcp_server, tool
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "refused-definitions.md"
 START, END = "<!-- bad-inputs:start -->", "<!-- bad-inputs:end -->"
 SCHEMA = {
     "type": "object",
@@ -333,7 +333,7 @@ def readme_section(text: str) -> str:
 def write_readme() -> None:
     text = README.read_text("utf-8")
     if START not in text:
-        raise SystemExit(f"README.md has no {START} marker")
+        raise SystemExit(f"{README.name} has no {START} marker")
     new = re.sub(
         re.escape(START) + r"\n.*?" + re.escape(END),
         lambda _: f"{START}\n{render_table()}\n{END}",

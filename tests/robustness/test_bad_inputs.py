@@ -1,5 +1,5 @@
 """Each refused definition raises its error, naming the tool and the field,
-and README.md's table shows exactly these errors."""
+and docs/refused-definitions.md shows exactly these errors."""
 
 from __future__ import annotations
 
@@ -27,5 +27,5 @@ def test_definition_is_refused(case: Case) -> None:
 @pytest.mark.requires_patch("strict-schema-checks")
 def test_readme_table_is_generated_from_these_cases() -> None:
     assert readme_section(README.read_text("utf-8")) == render_table(), (
-        "README.md's refused-definitions table is stale: run tools/nox -s docs"
+        "docs/refused-definitions.md is stale: run tools/nox -s docs"
     )
