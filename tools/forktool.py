@@ -529,6 +529,10 @@ def export(
             )
         _vendor_from(tree)
     print(f"exported {len(series())} patch(es) to patches/")
+    # Each patch's pull-request body, ready to propose upstream in one step.
+    pr_dir = CACHE / "pr"
+    write_pull_requests(pr_dir)
+    print(f"pull-request bodies in {pr_dir.relative_to(ROOT)}/NNNN.md")
 
 
 def _commit_for(work: Path, which: str) -> str:

@@ -17,6 +17,7 @@ from jsonrpc_client import assert_json, connected
 from claude_agent_sdk import McpSdkServerConfig, create_sdk_mcp_server, tool
 
 FEATURE = pytest.mark.requires_patch("serve-extra-tool-fields")
+RESULTS = pytest.mark.requires_patch("tool-results")
 
 COUNT_OUTPUT_SCHEMA = {
     "type": "object",
@@ -87,7 +88,7 @@ async def test_strict_tool_is_still_callable() -> None:
     assert "terms" in _error_text(refused)
 
 
-@FEATURE
+@RESULTS
 async def test_output_schema_is_listed_and_matching_structured_content_passed_on() -> (
     None
 ):
@@ -125,7 +126,7 @@ async def test_output_schema_is_listed_and_matching_structured_content_passed_on
     )
 
 
-@FEATURE
+@RESULTS
 async def test_structured_content_in_snake_case_is_passed_on_too() -> None:
     config = _count_server(
         {"content": [], "structured_content": {"lines": 0}},
@@ -137,7 +138,7 @@ async def test_structured_content_in_snake_case_is_passed_on_too() -> None:
     )
 
 
-@FEATURE
+@RESULTS
 async def test_structured_content_without_an_output_schema_is_passed_on() -> None:
     config = _count_server(
         {"content": [{"type": "text", "text": "ok"}], "structuredContent": {"a": [1]}}
@@ -153,7 +154,7 @@ async def test_structured_content_without_an_output_schema_is_passed_on() -> Non
     )
 
 
-@FEATURE
+@RESULTS
 async def test_missing_structured_content_is_an_error_result_naming_the_tool() -> None:
     config = _count_server(
         {"content": [{"type": "text", "text": "3 lines"}]},
@@ -163,7 +164,7 @@ async def test_missing_structured_content_is_an_error_result_naming_the_tool() -
     assert re.search(r"'count'.*outputSchema.*structuredContent", text), text
 
 
-@FEATURE
+@RESULTS
 async def test_invalid_structured_content_is_an_error_result_naming_the_tool() -> None:
     config = _count_server(
         {"content": [], "structuredContent": {"lines": "three"}},
@@ -176,7 +177,7 @@ async def test_invalid_structured_content_is_an_error_result_naming_the_tool() -
     assert "'three' is not of type 'integer'" in text, text
 
 
-@FEATURE
+@RESULTS
 async def test_structured_content_that_is_not_an_object_is_an_error_result() -> None:
     config = _count_server(
         {"content": [], "structuredContent": [3]},
@@ -186,7 +187,7 @@ async def test_structured_content_that_is_not_an_object_is_an_error_result() -> 
     assert "'count'" in text and "structuredContent" in text, text
 
 
-@FEATURE
+@RESULTS
 async def test_error_result_of_a_tool_with_an_output_schema_is_left_as_it_is() -> None:
     config = _count_server(
         {"content": [{"type": "text", "text": "no such file"}], "is_error": True},

@@ -42,7 +42,7 @@ try:
 except ImportError:  # a tree without the relay patch: these tests must fail
     relay_module = None  # type: ignore[assignment]
     http_client_module = None  # type: ignore[assignment]
-    ADVANCED_TOOL_USE_BETA = None  # type: ignore[assignment]
+    ADVANCED_TOOL_USE_BETA = "advanced-tool-use-2025-11-20"
     ToolFieldsRelay = None  # type: ignore[assignment]
     ToolFieldsRelayError = None  # type: ignore[assignment]
     collect_tool_fields = None  # type: ignore[assignment]

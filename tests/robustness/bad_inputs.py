@@ -78,6 +78,26 @@ def servers_over_the_cap() -> object:
     return options
 
 
+def deep_schema(levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(levels):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return schema
+
+
+def deep_value(levels: int) -> Any:
+    value: Any = 1
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+def two_tools_named_search() -> object:
+    return create_sdk_mcp_server(
+        "srv", tools=[define()(), tool("search", "Other", SCHEMA)(_handler)]
+    )
+
+
 class Opaque:
     def __repr__(self) -> str:
         return "Opaque()"
@@ -93,111 +113,113 @@ class Case:
 
 
 FORWARDING = "serve-extra-tool-fields"
+FIELDS = "tool-field-checks"
+SCHEMAS = "schema-checks"
 STRICT = "strict-schema-checks"
 CASES = [
-    Case("strict-int", FORWARDING, "`strict=1`", define(strict=1), TypeError),
-    Case("strict-str", FORWARDING, '`strict="yes"`', define(strict="yes"), TypeError),
+    Case("strict-int", FIELDS, "`strict=1`", define(strict=1), TypeError),
+    Case("strict-str", FIELDS, '`strict="yes"`', define(strict="yes"), TypeError),
     Case(
         "examples-not-list",
-        FORWARDING,
+        FIELDS,
         "`input_examples` is a dict",
         define(input_examples={"terms": []}),
         ValueError,
     ),
     Case(
         "example-not-object",
-        FORWARDING,
+        FIELDS,
         "an example that is not an object",
         define(input_examples=[{"terms": ["a"]}, ["a"]]),
         ValueError,
     ),
     Case(
         "example-invalid",
-        FORWARDING,
+        FIELDS,
         "an example the input schema rejects",
         define(input_examples=[{"terms": ["a"]}, {"terms": "a b"}]),
         ValueError,
     ),
     Case(
         "example-nan",
-        FORWARDING,
+        FIELDS,
         "NaN inside an example",
         define(input_examples=[{"terms": ["a"], "x": math.nan}]),
         ValueError,
     ),
     Case(
         "extra-not-mapping",
-        FORWARDING,
+        FIELDS,
         "`extra_fields` is a list",
         define(extra_fields=[("title", "T")]),
         TypeError,
     ),
     Case(
         "extra-key-not-str",
-        FORWARDING,
+        FIELDS,
         "a non-str key",
         define(extra_fields={1: "one"}),
         TypeError,
     ),
     Case(
         "extra-reserved-name",
-        FORWARDING,
+        FIELDS,
         "a field the SDK builds (`name`)",
         define(extra_fields={"name": "other"}),
         ValueError,
     ),
     Case(
         "extra-reserved-strict",
-        FORWARDING,
+        FIELDS,
         "`strict` through `extra_fields`",
         define(extra_fields={"strict": True}),
         ValueError,
     ),
     Case(
         "extra-reserved-meta",
-        FORWARDING,
+        FIELDS,
         "`_meta` through `extra_fields`",
         define(extra_fields={"_meta": {"anthropic/alwaysLoad": True}}),
         ValueError,
     ),
     Case(
         "extra-tuple",
-        FORWARDING,
+        FIELDS,
         "a tuple value",
         define(extra_fields={"x-acme": ("a", "b")}),
         TypeError,
     ),
     Case(
         "extra-set",
-        FORWARDING,
+        FIELDS,
         "a set nested in a list",
         define(extra_fields={"x-acme": [1, 2, {"tags": {"a"}}]}),
         TypeError,
     ),
     Case(
         "extra-infinity",
-        FORWARDING,
+        FIELDS,
         "infinity",
         define(extra_fields={"x-limit": math.inf}),
         ValueError,
     ),
     Case(
         "extra-object",
-        FORWARDING,
+        FIELDS,
         "an arbitrary object",
         define(extra_fields={"x-acme": Opaque()}),
         TypeError,
     ),
     Case(
         "extra-title-type",
-        FORWARDING,
+        FIELDS,
         "`title` that is not a string",
         define(extra_fields={"title": 5}),
         ValueError,
     ),
     Case(
         "extra-output-schema-type",
-        FORWARDING,
+        FIELDS,
         '`outputSchema` without `"type": "object"`',
         define(extra_fields={"outputSchema": {"type": "array"}}),
         ValueError,
@@ -295,6 +317,62 @@ CASES = [
         STRICT,
         "21 strict tools across the servers of one query",
         servers_over_the_cap,
+        ValueError,
+    ),
+    Case(
+        "duplicate-names",
+        FORWARDING,
+        "two tools named `search` in one server",
+        two_tools_named_search,
+        ValueError,
+    ),
+    Case(
+        "extra-fields-too-deep",
+        FIELDS,
+        "`extra_fields` nested 1,000 levels",
+        define(extra_fields={"x-deep": deep_value(1000)}),
+        ValueError,
+    ),
+    Case(
+        "external-ref",
+        SCHEMAS,
+        "a `$ref` outside the schema (any tool)",
+        define({"type": "object", "properties": {"q": {"$ref": "https://x.test/q"}}}),
+        ValueError,
+    ),
+    Case(
+        "schema-too-deep",
+        SCHEMAS,
+        "an input schema nested 1,000 levels (any tool)",
+        define(deep_schema(1000)),
+        ValueError,
+    ),
+    Case(
+        "ecma-pattern-strict",
+        SCHEMAS,
+        "strict tool whose `pattern` Python cannot compile (`\\p{L}`)",
+        define(strict_schema(pattern="^\\p{L}+$"), strict=True),
+        ValueError,
+    ),
+    Case(
+        "nan-in-strict-schema",
+        SCHEMAS,
+        "strict tool with NaN in its schema",
+        define(strict_schema(enum=["a", float("nan")]), strict=True),
+        ValueError,
+    ),
+    Case(
+        "unevaluated-properties-strict",
+        STRICT,
+        "strict tool with `unevaluatedProperties: true`",
+        define(
+            {
+                "type": "object",
+                "properties": {"q": {"type": "string"}},
+                "unevaluatedProperties": True,
+            },
+            strict=True,
+        ),
         ValueError,
     ),
 ]

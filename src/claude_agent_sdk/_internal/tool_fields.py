@@ -9,6 +9,7 @@ served is exactly what was given, and nothing is coerced or dropped.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -66,8 +67,11 @@ def json_snapshot(value: Any, path: str, depth: int = 0) -> Any:
             f"{path} must be JSON ({_JSON_TYPES}), got {type(value).__name__}"
         )
     if depth >= MAX_DEPTH:
-        # Also what ends a container that holds itself.
-        raise ValueError(f"{path} is nested more than {MAX_DEPTH} levels deep")
+        # Also what ends a container that holds itself. Named by the field it
+        # sits in, not by a path as deep as the nesting.
+        field = re.match(r"\w+(\[[^\]]*\])?", path)
+        where = field.group(0) if field else path
+        raise ValueError(f"{where} is nested more than {MAX_DEPTH} levels deep")
     if isinstance(value, list):
         return [
             json_snapshot(item, f"{path}[{index}]", depth + 1)
