@@ -12,8 +12,6 @@ demo, cli.
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import shutil
 import sys
 import tempfile
@@ -24,23 +22,22 @@ import nox
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "tools"))
+import claude_cli  # noqa: E402
 import forktool  # noqa: E402
 from pins import (  # noqa: E402
     MCP_FLOOR,
     MCP_MAJORS,
     MYPY,
+    PACKAGING_DEPS,
     PYTHONS,
     RUFF,
     TEST_DEPS,
     TOOL_PYTHON,
+    TRIO,
+    UPSTREAM_OPTIONAL_DEPS,
     UPSTREAM_TEST_DEPS,
 )
 
-# Upstream's [examples] extra and the wheel recompressor, so that upstream's
-# suite skips only what needs a live service or the git checkout (CONTRIBUTING.md).
-UPSTREAM_OPTIONAL_DEPS = [
-    "boto3", "moto[s3]", "redis", "fakeredis", "asyncpg", "zopfli",
-]  # fmt: skip
 # Tests that need something other than the installed package: the tooling
 # (tests/repo) and the real CLI (tests/e2e, run by the e2e session).
 NOT_PACKAGE_TESTS = ["--ignore=tests/e2e", "--ignore=tests/repo"]
@@ -59,27 +56,6 @@ nox.options.sessions = [
     "prove",
     "e2e",
 ]
-
-
-def _expose_pyenv_interpreters() -> None:
-    """Put every pyenv-installed CPython 3.10-3.13 on PATH.
-
-    pyenv's shims only answer for the versions selected as global, so
-    `python3.13` fails on a machine whose global is 3.11 even though 3.13 is
-    installed; nox and uv look interpreters up on PATH.
-    """
-    versions = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
-    if not versions.is_dir():
-        return
-    dirs = []
-    for wanted in PYTHONS:
-        found = sorted(versions.glob(f"{wanted}.*"), reverse=True)
-        if found and (found[0] / "bin").is_dir():
-            dirs.append(str(found[0] / "bin"))
-    os.environ["PATH"] = os.pathsep.join([*dirs, os.environ.get("PATH", "")])
-
-
-_expose_pyenv_interpreters()
 
 
 def _fail_on_fork_error(session: nox.Session, action: object) -> object:
@@ -170,7 +146,7 @@ def tests(session: nox.Session, mcp: str) -> None:
 def repo(session: nox.Session) -> None:
     """Tests of the repository itself: packaging, tooling, docs generated from tests."""
     # The package too: the drop-in check calls a tool through it.
-    session.install(".", MCP_MAJORS["mcp2"], *TEST_DEPS, "build", "pip")
+    session.install(".", MCP_MAJORS["mcp2"], *TEST_DEPS, *PACKAGING_DEPS)
     session.run("pytest", "-q", "tests/repo", *session.posargs)
 
 
@@ -256,7 +232,7 @@ def lint(session: nox.Session) -> None:
 @nox.parametrize("mcp", list(MCP_MAJORS), ids=list(MCP_MAJORS))
 def typecheck(session: nox.Session, mcp: str) -> None:
     """mypy strict, configured as upstream configures it, on both mcp majors."""
-    session.install(".", MCP_MAJORS[mcp], MYPY, "anyio[trio]==4.16.0")
+    session.install(".", MCP_MAJORS[mcp], MYPY, TRIO)
     session.run("mypy", "src/claude_agent_sdk")
     # A pydantic model types the tool's handler (SdkMcpTool[SearchArgs]).
     session.run(
@@ -325,10 +301,110 @@ def _junit_outcomes(report: Path) -> tuple[list[str], list[str]]:
 
 
 # ---------------------------------------------------------------------------
-# Sessions kept beside the tooling they drive (tools/nox_*.py).
+# The real Claude Code CLI: install it, test through it, demo it.
+#
+#     nox -s cli  [-- --cli-version X]                 install into .cache/, print its path
+#     nox -s e2e  [-- --cli-version X] [pytest args]   tests/e2e on mcp 1.x and 2.x
+#     nox -s demo [-- --real-api [--relay]] [--cli-version X]
+#
+# The CLI comes from the npm registry once per version (about 170 MB) into
+# .cache/claude-code/<version>/; the default version is the one the vendored
+# SDK bundles (src/claude_agent_sdk/_cli_version.py).
 
-for _module_path in sorted((ROOT / "tools").glob("nox_*.py")):
-    _spec = importlib.util.spec_from_file_location(_module_path.stem, _module_path)
-    assert _spec is not None and _spec.loader is not None
-    _module = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(_module)
+
+def _split_cli_version(posargs: list[str]) -> tuple[str | None, list[str]]:
+    """Take ``--cli-version X`` / ``--cli-version=X`` out of the session's posargs."""
+    version = None
+    rest: list[str] = []
+    args = iter(posargs)
+    for arg in args:
+        if arg == "--cli-version":
+            version = next(args, None)
+            if not version:
+                raise ValueError("--cli-version needs a value")
+        elif arg.startswith("--cli-version="):
+            version = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+    return version, rest
+
+
+def _install_cli(session: nox.Session, version: str | None) -> str:
+    try:
+        resolved = claude_cli.resolve_version(version, ROOT)
+        session.log(f"Claude Code CLI {resolved} (project-local, .cache/claude-code/)")
+        return str(claude_cli.install(resolved, ROOT))
+    except claude_cli.CLIInstallError as error:
+        session.error(f"cannot provide the Claude Code CLI: {error}")
+        raise  # session.error raises; this keeps type checkers informed
+
+
+def _posargs(session: nox.Session) -> tuple[str | None, list[str]]:
+    try:
+        return _split_cli_version(list(session.posargs))
+    except ValueError as error:
+        session.error(str(error))
+        raise
+
+
+@nox.session(python=False)
+def cli(session: nox.Session) -> None:
+    """Install the Claude Code CLI into .cache/claude-code/<version> (once); print its path.
+
+    nox -s cli -- --cli-version 2.1.332
+    """
+    version, rest = _posargs(session)
+    if rest:
+        session.error(f"unexpected arguments: {rest} (only --cli-version X)")
+    print(_install_cli(session, version))
+
+
+@nox.session(python=TOOL_PYTHON, venv_backend="uv|virtualenv")
+@nox.parametrize("mcp", list(MCP_MAJORS), ids=list(MCP_MAJORS))
+def e2e(session: nox.Session, mcp: str) -> None:
+    """The end-to-end tests through the real Claude Code CLI and a stand-in API.
+
+    nox -s e2e                                  both mcp majors, bundled CLI version
+    nox -s "e2e(mcp2)" -- --cli-version X       another CLI version
+    Other arguments go to pytest.
+    """
+    version, pytest_args = _posargs(session)
+    cli_path = _install_cli(session, version)
+    session.install(".", MCP_MAJORS[mcp], *TEST_DEPS)
+    session.run(
+        "pytest",
+        "tests/e2e",
+        "-p",
+        "no:cacheprovider",
+        "-rxXs",
+        *pytest_args,
+        env={"CLAUDE_E2E_CLI": cli_path},
+    )
+
+
+@nox.session(python=TOOL_PYTHON, venv_backend="uv|virtualenv")
+def demo(session: nox.Session) -> None:
+    """One agent turn through the real CLI, printing what crossed each boundary.
+
+    nox -s demo                          against the embedded stand-in API (offline)
+    nox -s demo -- --real-api            against the real API (needs ANTHROPIC_API_KEY)
+    nox -s demo -- --cli-version X       with another CLI version
+    """
+    version, demo_args = _posargs(session)
+    cli_path = _install_cli(session, version)
+    session.install(".", MCP_MAJORS["mcp2"])
+    session.run("python", "tools/demo.py", "--cli", cli_path, *demo_args)
+
+
+# ---------------------------------------------------------------------------
+# Performance
+
+
+@nox.session(python=False)
+def bench(session: nox.Session) -> None:
+    """Fork vs. pristine upstream, side by side: tools/list, tools/call,
+    definition, import (options: python tools/bench.py --help)."""
+    session.run(
+        sys.executable, str(ROOT / "tools" / "bench.py"), *session.posargs,
+        external=True,
+    )  # fmt: skip

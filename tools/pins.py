@@ -1,6 +1,9 @@
-"""Versions every nox session installs, in one place (noxfile.py and the
-tools/nox_*.py session modules import them), so a clean clone behaves the
-same tomorrow as today."""
+"""Every version a nox session installs, in one place.
+
+noxfile.py imports these and installs nothing else by name, so a clean
+clone behaves the same tomorrow as today. The CLI's version is not here: it
+is the one the vendored SDK bundles (src/claude_agent_sdk/_cli_version.py).
+"""
 
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
 TOOL_PYTHON = "3.11"
@@ -14,5 +17,17 @@ TEST_DEPS = [
     "hypothesis==6.168.5; python_version < '3.11'",
 ]
 UPSTREAM_TEST_DEPS = ["pytest==9.2.0", "anyio[trio]==4.16.0", "pytest-cov==7.1.0"]
+# Upstream's [examples] extra and the wheel recompressor, so that upstream's
+# suite skips only what needs a live service or the git checkout.
+UPSTREAM_OPTIONAL_DEPS = [
+    "boto3==1.44.8",
+    "moto[s3]==5.2.5",
+    "redis==8.1.0",
+    "fakeredis==2.41.0",
+    "asyncpg==0.32.0",
+    "zopfli==0.4.3",
+]
+TRIO = "anyio[trio]==4.16.0"
+PACKAGING_DEPS = ["build==1.6.1", "pip==26.3"]
 RUFF = "ruff==0.17.6"
 MYPY = "mypy==2.4.1"

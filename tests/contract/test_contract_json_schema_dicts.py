@@ -26,7 +26,6 @@ SCHEMAS = {
     "no-arguments": {"type": "object"},
     "top-level-anyOf": {
         "type": "object",
-        "properties": {"id": {"type": "integer"}, "name": {"type": "string"}},
         "anyOf": [{"required": ["id"]}, {"required": ["name"]}],
     },
     "ref-and-defs": {
