@@ -59,9 +59,11 @@ async def test_a_top_level_anyof_is_enforced() -> None:
         "srv", tools=[tool("t", "d", SCHEMAS["top-level-anyOf"])(_echo)]
     )
     async with connected(srv=config) as cli:
-        result = await cli.call_tool("srv", "t", {})
+        refused = await cli.call_tool("srv", "t", {})
+        accepted = await cli.call_tool("srv", "t", {"name": "x"})
 
-    assert result["isError"] is True
+    assert refused["isError"] is True
+    assert accepted["isError"] is False, accepted
 
 
 async def test_shorthand_with_a_parameter_named_type_is_still_shorthand() -> None:
