@@ -21,14 +21,14 @@ from pathlib import Path
 import nox
 
 ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT / "tools"))
-import claude_cli  # noqa: E402
-import forktool  # noqa: E402
-from pins import (  # noqa: E402
+sys.path.insert(0, str(ROOT))  # nox loads this file by path
+from tools import claude_cli, forktool  # noqa: E402
+from tools.pins import (  # noqa: E402
     MCP_FLOOR,
     MCP_MAJORS,
     MYPY,
     PACKAGING_DEPS,
+    PYPERF,
     PYTHONS,
     RUFF,
     TEST_DEPS,
@@ -235,9 +235,7 @@ def typecheck(session: nox.Session, mcp: str) -> None:
     session.install(".", MCP_MAJORS[mcp], MYPY, TRIO)
     session.run("mypy", "src/claude_agent_sdk")
     # A pydantic model types the tool's handler (SdkMcpTool[SearchArgs]).
-    session.run(
-        "mypy", "tests/pydantic/typing_check.py", env={"MYPYPATH": "tests/support"}
-    )
+    session.run("mypy", "tests/pydantic/typing_check.py")
 
 
 @nox.session(python=TOOL_PYTHON)
@@ -393,18 +391,19 @@ def demo(session: nox.Session) -> None:
     version, demo_args = _posargs(session)
     cli_path = _install_cli(session, version)
     session.install(".", MCP_MAJORS["mcp2"])
-    session.run("python", "tools/demo.py", "--cli", cli_path, *demo_args)
+    session.run("python", "-m", "tools.demo", "--cli", cli_path, *demo_args)
 
 
 # ---------------------------------------------------------------------------
 # Performance
 
 
-@nox.session(python=False)
+@nox.session(python=TOOL_PYTHON, venv_backend="virtualenv")
 def bench(session: nox.Session) -> None:
-    """Fork vs. pristine upstream, side by side: tools/list, tools/call,
-    definition, import (options: python tools/bench.py --help)."""
-    session.run(
-        sys.executable, str(ROOT / "tools" / "bench.py"), *session.posargs,
-        external=True,
-    )  # fmt: skip
+    """Fork vs. pristine upstream with pyperf on both mcp majors; rewrites
+    docs/performance.md's table (`-- --quick` to try it, `-- --render-only`).
+
+    virtualenv, not uv: forktool fetches the upstream sdist with pip.
+    """
+    session.install(PYPERF)
+    session.run("python", "-m", "tools.bench", *session.posargs)

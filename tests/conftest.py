@@ -4,22 +4,20 @@ Tests that exercise a patch's feature carry ``@pytest.mark.requires_patch(slug)`
 (slug: the patch file name without its number, e.g. ``serve-extra-tool-fields``).
 ``nox -s prove`` uses the options below to run exactly those tests on a tree
 without that patch, where every one of them must fail.
+
+Code the tests share lives in the ``tests.lib`` package (``tests/lib/``):
+imported as ``from tests.lib.cli_peer import ...``, with the repository root on
+``sys.path`` through ``pythonpath`` in pyproject.toml's pytest table.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 SERIES = Path(__file__).resolve().parent.parent / "patches" / "series"
-
-# tests/support holds the CLI stand-in the contract and robustness tests
-# share; importable under any --import-mode.
-sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
-sys.path.insert(0, str(Path(__file__).resolve().parent / "robustness"))
 
 
 def _known_slugs() -> set[str]:

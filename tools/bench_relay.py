@@ -31,7 +31,6 @@ import json
 import platform
 import socket
 import statistics
-import sys
 import threading
 import time
 import urllib.parse
@@ -306,4 +305,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

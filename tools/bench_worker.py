@@ -1,70 +1,28 @@
-"""Benchmark worker, run inside a venv that has one claude-agent-sdk installed.
+"""The pyperf suite of ``tools/bench.py``, run with the interpreter of one venv.
 
-Started by ``tools/bench.py`` (never imported by it) with the venv's own
-interpreter. It stays alive for the whole benchmark and takes one command
-per line on stdin, answering each with one JSON line on stdout, so the
-driver can alternate short measurements between fork and upstream processes
-and let drift in the machine's speed fall on both alike. It only measures
-and returns raw samples (seconds); statistics and comparisons are the
-driver's job, so fork and upstream are measured by exactly the same code.
-
-Everything goes through ``Query._handle_sdk_mcp_request`` in process, the
-way upstream's ``tests/test_sdk_mcp_integration.py`` drives SDK servers: a
-``Query`` over an ``AsyncMock`` transport receives the JSON-RPC dicts the
-CLI would send. The one difference between installations this file looks
-for is whether ``tool`` accepts the fork's additions (``strict``,
-``input_examples``, ``extra_fields``); the figures that need them are
-measured only where it does.
-
-Run as ``bench_worker.py ROLE``: ``serve`` (tools/list and tools/call),
-``extra`` (tools/list of tools carrying the fork's fields; fork only) or
-``define`` (definition cost and import time). Commands (JSON objects, key
-``op``):
-  {"op": "info"}
-  {"op": "list", "server": S, "samples": K}     seconds per tools/list
-                      (S: "list1" ... "list1000"; "list1000" or "extra1000"
-                       for the extra role)
-  {"op": "latency", "samples": K}               seconds per tools/call
-  {"op": "throughput", "callers": C, "calls": K}  calls per second
-  {"op": "define", "tools": N, "strict": bool}  seconds per tool defined
-  {"op": "import", "samples": K}                seconds per fresh import
-  {"op": "quit"}
+``python bench_worker.py --only NAME [pyperf options]`` measures one
+benchmark of ``SUITE`` with ``pyperf.Runner`` (worker processes,
+calibration, metadata); ``tools/bench.py`` calls it for fork and upstream in
+turn. Everything goes through ``Query._handle_sdk_mcp_request`` in process,
+with the JSON-RPC dicts the CLI would send, as upstream's
+``tests/test_sdk_mcp_integration.py`` drives SDK servers.
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
-import inspect
-import json
-import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
+from functools import partial
 from importlib import metadata
 from itertools import count
-from pathlib import Path
 from typing import Any
 from unittest.mock import AsyncMock, Mock
 
-LIST_SIZES = (1, 10, 100, 1000)
-# Fork only ("extra" role): a server whose tools all carry the fork's fields.
-EXTRA_SIZE = 1000
-EXTRA_SERVER = f"extra{EXTRA_SIZE}"
-# Strict mode accepts at most 20 strict tools per request, and the fork
-# refuses a server that holds more.
-STRICT_TOOL_LIMIT = 20
-TOOLS_PER_DEFINED_SERVER = 10
+import pyperf  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
-INITIALIZE_PARAMS = {
-    "protocolVersion": "2025-06-18",
-    "capabilities": {},
-    "clientInfo": {"name": "bench", "version": "0.0.0"},
-}
-
-# A strict-compatible schema (no numeric or length bounds, closed object), so
-# the same tools can be defined with and without ``strict=True``.
+# A strict-compatible schema, so the same tools can be defined either way.
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -75,286 +33,158 @@ SCHEMA: dict[str, Any] = {
     "required": ["a", "b", "note"],
     "additionalProperties": False,
 }
-CALL_PARAMS = {"name": "add_0", "arguments": {"a": 2, "b": 3, "note": "bench"}}
-
-IMPORT_PROBE = (
-    "import time\n"
-    "t = time.perf_counter()\n"
-    "import claude_agent_sdk\n"
-    "print(time.perf_counter() - t)\n"
-)
-
-
-def now() -> float:
-    return time.perf_counter()
+CALL = {"name": "t_0", "arguments": {"a": 2, "b": 3, "note": "bench"}}
+INITIALIZE = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {},
+    "clientInfo": {"name": "bench", "version": "0"},
+}
+TOOLS_PER_SERVER = 10  # for definition cost
+STRICT_LIMIT = 20  # strict tools per server
+TimeFunc = Callable[[int], float]
 
 
-# The fork's additions to ``tool`` (patch 0001); upstream has none of them.
-FORK_TOOL_FIELDS = ("strict", "input_examples", "extra_fields")
-
-
-def supports(parameter: str) -> bool:
+def define(number: int, first: int = 0, **options: Any) -> list[Any]:
+    """Tools ``t_<first>`` … made with ``@tool``."""
     from claude_agent_sdk import tool
 
-    return parameter in inspect.signature(tool).parameters
+    async def add(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
+
+    return [
+        tool(f"t_{i}", f"Tool number {i}", SCHEMA, **options)(add)
+        for i in range(first, first + number)
+    ]
 
 
-def define_tools(
-    number: int, prefix: str, *, strict: bool = False, extra: bool = False
-) -> list[Any]:
-    """``number`` tools made with ``@tool``, each with its own handler.
+class Peer:
+    """Plays the CLI: one initialized SDK server behind a ``Query``."""
 
-    ``extra`` gives each tool the fields the fork adds (an input example and
-    an extra top-level field, plus ``strict`` for as many tools as strict
-    mode allows in one request), which is what makes the fork's tools/list
-    attach fields after mcp has serialized the result.
-    """
-    from claude_agent_sdk import tool
-
-    options: dict[str, Any] = {"strict": True} if strict else {}
-    tools = []
-    for index in range(number):
-
-        async def handler(args: dict[str, Any]) -> dict[str, Any]:
-            return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
-
-        if extra:
-            options = {
-                "input_examples": [{"a": 1, "b": index, "note": "example"}],
-                "extra_fields": {"title": f"Tool {index}"},
-            }
-            if index < STRICT_TOOL_LIMIT:
-                options["strict"] = True
-        decorate = tool(f"{prefix}_{index}", f"Tool number {index}", SCHEMA, **options)
-        tools.append(decorate(handler))
-    return tools
-
-
-class Bench:
-    """One Query serving the servers of one role, initialized once and
-    reused by every command.
-
-    "serve": one server per tools/list size plus a one-tool server for
-    calls. "extra" (the fork only): a plain 1000-tool server and one whose
-    1000 tools carry every field the fork adds, side by side in one process
-    so that the two lists are compared in the same heap; kept apart from
-    "serve" so that the fork's serving process holds what upstream's holds.
-    """
-
-    def __init__(self, role: str) -> None:
+    def __init__(self, tools: list[Any]) -> None:
         from claude_agent_sdk import create_sdk_mcp_server
         from claude_agent_sdk._internal.query import Query
 
-        sizes = LIST_SIZES if role == "serve" else (EXTRA_SIZE,)
-        servers = {
-            f"list{size}": create_sdk_mcp_server(
-                name=f"list{size}", tools=define_tools(size, "t")
-            )
-            for size in sizes
-        }
-        if role == "serve":
-            servers["calc"] = create_sdk_mcp_server(
-                name="calc", tools=define_tools(1, "add")
-            )
-        else:
-            servers[EXTRA_SERVER] = create_sdk_mcp_server(
-                name=EXTRA_SERVER, tools=define_tools(EXTRA_SIZE, "x", extra=True)
-            )
+        server = create_sdk_mcp_server(name="bench", tools=tools)
         transport = AsyncMock()
         transport.is_ready = Mock(return_value=True)
         self.query = Query(
             transport=transport,
             is_streaming_mode=True,
-            sdk_mcp_servers={name: cfg["instance"] for name, cfg in servers.items()},
+            sdk_mcp_servers={"bench": server["instance"]},
         )
-        self.sizes = sizes
-        self.servers = list(servers)
-        self._ids = count(0)
+        self.ids = count()
+        self.loop = asyncio.new_event_loop()
+        self.run(self.request("initialize", INITIALIZE))
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        self.run(self.query._handle_sdk_mcp_request("bench", note))
 
-    async def request(
-        self, server: str, method: str, params: dict[str, Any]
-    ) -> dict[str, Any]:
-        message = {"jsonrpc": "2.0", "id": next(self._ids), "method": method}
-        message["params"] = params
-        response = await self.query._handle_sdk_mcp_request(server, message)
+    def run(self, awaitable: Any) -> Any:
+        return self.loop.run_until_complete(awaitable)
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        message = {"jsonrpc": "2.0", "id": next(self.ids), "method": method}
+        response = await self.query._handle_sdk_mcp_request(
+            "bench", {**message, "params": params}
+        )
         if not response or "result" not in response:
-            raise RuntimeError(f"{method} on {server!r} failed: {response!r}")
+            raise RuntimeError(f"{method} failed: {response!r}")
         result: dict[str, Any] = response["result"]
         return result
 
-    async def start(self) -> None:
-        for server in self.servers:
-            await self.request(server, "initialize", INITIALIZE_PARAMS)
-            await self.query._handle_sdk_mcp_request(
-                server, {"jsonrpc": "2.0", "method": "notifications/initialized"}
-            )
-        # Check once that every server answers as the benchmark expects, and
-        # warm up each path before anything is timed.
-        for size in self.sizes:
-            for _ in range(2):
-                listed = await self.request(f"list{size}", "tools/list", {})
-            if len(listed["tools"]) != size:
-                raise RuntimeError(f"listed {len(listed['tools'])} of {size} tools")
-        if EXTRA_SERVER in self.servers:
-            for _ in range(2):
-                listed = await self.request(EXTRA_SERVER, "tools/list", {})
-            served = [
-                (entry.get("strict"), entry.get("title"), len(entry["input_examples"]))
-                for entry in listed["tools"]
-            ]
-            expected = [
-                (True if i < STRICT_TOOL_LIMIT else None, f"Tool {i}", 1)
-                for i in range(EXTRA_SIZE)
-            ]
-            if served != expected:
-                raise RuntimeError("the fork's extra fields are not on tools/list")
-        if "calc" in self.servers:
-            for _ in range(20):
-                await self.call()
+    async def call(self, times: int) -> None:
+        for _ in range(times):
+            result = await self.request("tools/call", CALL)
+            if result.get("isError") or result["content"][0]["text"] != "5":
+                raise RuntimeError(f"tools/call failed: {result!r}")
 
-    async def close(self) -> None:
-        await self.query.close()
-        self.query.close_receive_stream()
+    def listing(self, expected: list[dict[str, Any]]) -> TimeFunc:
+        listed = self.run(self.request("tools/list", {}))["tools"]
+        keys = [{k: entry.get(k) for k in expected[0]} for entry in listed]
+        if keys != expected:
+            raise RuntimeError(f"unexpected tools/list: {listed[:1]!r}")
 
-    async def call(self) -> None:
-        result = await self.request("calc", "tools/call", CALL_PARAMS)
-        if result.get("isError") or result["content"][0]["text"] != "5":
-            raise RuntimeError(f"tools/call failed: {result!r}")
+        async def lists(loops: int) -> float:
+            start = time.perf_counter()
+            for _ in range(loops):
+                await self.request("tools/list", {})
+            return time.perf_counter() - start
 
-    async def timed(
-        self, action: Callable[[], Awaitable[Any]], samples: int
-    ) -> list[float]:
-        gc.collect()
-        timings = []
-        for _ in range(samples):
-            start = now()
-            await action()
-            timings.append(now() - start)
-        return timings
+        return lambda loops: float(self.run(lists(loops)))
 
-    async def list(self, server: str, samples: int) -> list[float]:
-        return await self.timed(lambda: self.request(server, "tools/list", {}), samples)
+    def calls(self, callers: int) -> TimeFunc:
+        """Seconds for ``loops`` calls from each of ``callers`` tasks."""
 
-    async def latency(self, samples: int) -> list[float]:
-        return await self.timed(self.call, samples)
+        async def calls(loops: int) -> float:
+            start = time.perf_counter()
+            await asyncio.gather(*(self.call(loops) for _ in range(callers)))
+            return time.perf_counter() - start
 
-    async def throughput(self, callers: int, calls: int) -> float:
-        """Calls per second with ``callers`` concurrent tasks sharing ``calls``."""
-        per_caller = max(1, calls // callers)
-
-        async def caller() -> None:
-            for _ in range(per_caller):
-                await self.call()
-
-        gc.collect()
-        start = now()
-        await asyncio.gather(*(caller() for _ in range(callers)))
-        return callers * per_caller / (now() - start)
+        self.run(calls(20))  # each path once before calibration
+        return lambda loops: float(self.run(calls(loops)))
 
 
-def definition_cost(number: int, strict: bool) -> float:
-    """Seconds per tool for ``@tool`` plus ``create_sdk_mcp_server``.
+def list_plain(size: int) -> TimeFunc:
+    return Peer(define(size)).listing([{"name": f"t_{i}"} for i in range(size)])
 
-    The tools go into servers of ``TOOLS_PER_DEFINED_SERVER`` each, strict or
-    not, so that the strict figure stays within strict mode's per-request
-    limit and both figures include the same share of server construction.
-    """
+
+def list_strict_examples(size: int) -> TimeFunc:
+    """Issue 13 #9: the fork copies these fields into every listing. Strict
+    mode allows 20 strict tools per server, so the rest carry examples only."""
+    examples = [{"a": 1, "b": 2, "note": "example"}]
+    tools = define(STRICT_LIMIT, strict=True, input_examples=examples)
+    tools += define(size - STRICT_LIMIT, STRICT_LIMIT, input_examples=examples)
+    expected: list[dict[str, Any]] = [
+        {"strict": i < STRICT_LIMIT or None, "input_examples": examples}
+        for i in range(size)
+    ]
+    return Peer(tools).listing(expected)
+
+
+def definitions(**options: Any) -> TimeFunc:
     from claude_agent_sdk import create_sdk_mcp_server
 
-    gc.collect()
-    start = now()
-    tools = define_tools(number, "d", strict=strict)
-    for first in range(0, number, TOOLS_PER_DEFINED_SERVER):
-        create_sdk_mcp_server(
-            name=f"defined{first}",
-            tools=tools[first : first + TOOLS_PER_DEFINED_SERVER],
-        )
-    return (now() - start) / number
+    def time_func(loops: int) -> float:
+        start = time.perf_counter()
+        for _ in range(loops):
+            tools = define(TOOLS_PER_SERVER, **options)
+            create_sdk_mcp_server(name="defined", tools=tools)
+        return time.perf_counter() - start
+
+    return time_func
 
 
-def import_times(samples: int) -> list[float]:
-    """Seconds to ``import claude_agent_sdk`` in a fresh interpreter each time
-    (the interpreter's own start-up not included)."""
-    times = []
-    with tempfile.TemporaryDirectory() as cwd:
-        for _ in range(samples):
-            done = subprocess.run(
-                [sys.executable, "-I", "-c", IMPORT_PROBE],
-                cwd=cwd,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            times.append(float(done.stdout.strip().splitlines()[-1]))
-    return times
-
-
-def info() -> dict[str, Any]:
-    import claude_agent_sdk
-
-    return {
-        "sdk_version": claude_agent_sdk.__version__,
-        "sdk_dir": str(Path(claude_agent_sdk.__file__ or ".").parent),
-        "mcp_version": metadata.version("mcp"),
-        "jsonschema_version": metadata.version("jsonschema"),
-        "pydantic_version": metadata.version("pydantic"),
-        "python": sys.version.split()[0],
-        "has_strict": supports("strict"),
-        "has_fork_fields": all(supports(field) for field in FORK_TOOL_FIELDS),
-    }
+# name -> (make the time function, operations per loop)
+SUITE: dict[str, tuple[Callable[[], TimeFunc], int]] = {
+    **{f"list_{n}": (partial(list_plain, n), 1) for n in (1, 10, 100, 1000)},
+    "list_100_strict_examples": (lambda: list_strict_examples(100), 1),
+    "call_1": (lambda: Peer(define(1)).calls(1), 1),
+    "call_50": (lambda: Peer(define(1)).calls(50), 50),
+    "define": (lambda: definitions(), TOOLS_PER_SERVER),
+    "define_strict": (lambda: definitions(strict=True), TOOLS_PER_SERVER),
+}
+FORK_ONLY = {"list_100_strict_examples", "define_strict"}  # upstream has no strict
+IMPORT = "import"
+NAMES = (*SUITE, IMPORT)
 
 
 def main() -> None:
-    # A "define" worker never serves or calls anything, so definition cost is
-    # measured in a heap that only ever held definitions, the same on both
-    # sides, whatever the serving path of either installation leaves behind.
-    role = sys.argv[1] if len(sys.argv) > 1 else "serve"
-    if role not in ("serve", "extra", "define"):
-        raise SystemExit(f"unknown role {role!r}")
-    loop = asyncio.new_event_loop()
-    bench = None
-    if role != "define":
-        bench = Bench(role)
-        loop.run_until_complete(bench.start())
-    else:
-        definition_cost(10, strict=False)  # warm-up
-    reply = sys.stdout
-    # Replies go over the original stdout only; anything the SDK or mcp might
-    # print goes to stderr instead of corrupting the protocol.
-    sys.stdout = sys.stderr
-    reply.write(json.dumps({"ready": True}) + "\n")
-    reply.flush()
-    for line in sys.stdin:
-        command = json.loads(line)
-        op = command["op"]
-        answer: Any
-        if op == "quit":
-            break
-        if op == "info":
-            answer = info()
-        elif op == "define" and role == "define":
-            answer = definition_cost(command["tools"], command["strict"])
-        elif op == "import" and role == "define":
-            answer = import_times(command["samples"])
-        elif bench is None:
-            raise ValueError(f"{op!r} is not a command for a {role} worker")
-        elif op == "list":
-            answer = loop.run_until_complete(
-                bench.list(command["server"], command["samples"])
-            )
-        elif op == "latency":
-            answer = loop.run_until_complete(bench.latency(command["samples"]))
-        elif op == "throughput":
-            answer = loop.run_until_complete(
-                bench.throughput(command["callers"], command["calls"])
-            )
-        else:
-            raise ValueError(f"{op!r} is not a command for a {role} worker")
-        reply.write(json.dumps({"result": answer}) + "\n")
-        reply.flush()
-    if bench is not None:
-        loop.run_until_complete(bench.close())
-    loop.close()
+    runner = pyperf.Runner(
+        add_cmdline_args=lambda cmd, args: cmd.extend(("--only", args.only)),
+        metadata={
+            f"{dist}_version": metadata.version(dist)
+            for dist in ("claude-agent-sdk", "mcp", "pydantic", "jsonschema")
+        },
+    )
+    runner.argparser.add_argument("--only", choices=NAMES, required=True)
+    args = runner.parse_args()
+    if args.only == IMPORT:
+        command = [sys.executable, "-I", "-c", "import claude_agent_sdk"]
+        runner.bench_command(IMPORT, command)
+        return
+    make, inner_loops = SUITE[args.only]
+    # Only workers measure, so only they set up.
+    time_func = make() if args.worker else lambda loops: 0.0
+    runner.bench_time_func(args.only, time_func, inner_loops=inner_loops)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,11 @@
     nox -s demo -- --real-api        # the real API (needs ANTHROPIC_API_KEY)
     nox -s demo -- --real-api --relay   # ... with the tool-fields relay on
 
-or, in an environment where this repository's package is installed::
+or, from the repository root, in an environment where this repository's
+package is installed (a module of the ``tools`` package: it imports the test
+helpers as ``tests.lib``)::
 
-    python tools/demo.py [--cli PATH | --cli-version X] [--real-api]
+    python -m tools.demo [--cli PATH | --cli-version X] [--real-api]
 
 A strict tool (``@tool(..., strict=True, input_examples=[...],
 extra_fields={...})``) is served by an in-process SDK MCP server, listed by the
@@ -33,23 +35,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT / "tests" / "e2e"))
-sys.path.insert(0, str(REPO_ROOT / "tests" / "support"))
-sys.path.insert(0, str(REPO_ROOT / "tools"))
-
-import claude_cli  # noqa: E402
-from cases import CASE_SCHEMA, EXTRA_FIELDS, GOOD_EXAMPLE  # noqa: E402
-from cli_harness import Turn, cli_version, isolated_env, run_turn  # noqa: E402
-from fake_api import FakeMessagesAPI, text, tool_use  # noqa: E402
-
-from claude_agent_sdk import (  # noqa: E402
+from claude_agent_sdk import (
     AssistantMessage,
     TextBlock,
     ToolUseBlock,
     create_sdk_mcp_server,
     tool,
 )
+from tests.lib.cases import CASE_SCHEMA, EXTRA_FIELDS, GOOD_EXAMPLE
+from tests.lib.cli_harness import Turn, cli_version, isolated_env, run_turn
+from tests.lib.fake_api import FakeMessagesAPI, text, tool_use
+from tools import claude_cli
 
 SERVER = "legal"
 TOOL = "search"
@@ -261,6 +257,9 @@ async def run(cli: str, real_api: bool) -> int:
         env = isolated_env(api.url, home)
         if real_api:
             env["ANTHROPIC_API_KEY"] = os.environ["ANTHROPIC_API_KEY"]
+        extra: dict[str, Any] = (
+            {"max_turns": 4, "tool_fields_relay": RELAY_ON} if real_api else {}
+        )
         turn = await run_turn(
             cli=cli,
             prompt=PROMPT,
@@ -269,7 +268,7 @@ async def run(cli: str, real_api: bool) -> int:
             cwd=work,
             allowed_tools=[API_TOOL_NAME],
             timeout=300 if real_api else 90,
-            **({"max_turns": 4, "tool_fields_relay": RELAY_ON} if real_api else {}),
+            **extra,
         )
         header = (
             f"Claude Code {cli_version(cli)} ({cli}) against {where}\nprompt: {PROMPT}"

@@ -33,7 +33,7 @@ from pathlib import Path
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - the tooling runs on 3.11+, this keeps 3.10 usable
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "claude_agent_sdk"

@@ -31,3 +31,4 @@ TRIO = "anyio[trio]==4.16.0"
 PACKAGING_DEPS = ["build==1.6.1", "pip==26.3"]
 RUFF = "ruff==0.17.6"
 MYPY = "mypy==2.4.1"
+PYPERF = "pyperf==2.11.0"

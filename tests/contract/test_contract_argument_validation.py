@@ -12,9 +12,9 @@ from typing import Any
 
 import jsonschema
 import pytest
-from jsonrpc_client import connected
 
 from claude_agent_sdk import create_sdk_mcp_server, tool
+from tests.lib.cli_peer import connected
 
 SCHEMA = {
     "type": "object",

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from jsonrpc_client import assert_json, connected
 
 from claude_agent_sdk import create_sdk_mcp_server, tool
+from tests.lib.cli_peer import assert_json, connected
 
 FEATURE = pytest.mark.requires_patch("json-schema-dicts")
 

@@ -11,9 +11,9 @@ import math
 from typing import Any
 
 import pytest
-from cases import CASE_SCHEMA, GOOD_EXAMPLE
 
 from claude_agent_sdk import SdkMcpTool, tool
+from tests.lib.cases import CASE_SCHEMA, GOOD_EXAMPLE
 
 FEATURE = pytest.mark.requires_patch("serve-extra-tool-fields")
 

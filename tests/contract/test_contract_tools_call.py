@@ -12,9 +12,9 @@ import re
 from typing import Any
 
 import pytest
-from jsonrpc_client import assert_json, connected
 
 from claude_agent_sdk import McpSdkServerConfig, create_sdk_mcp_server, tool
+from tests.lib.cli_peer import assert_json, call_tool, connected, error_text
 
 FEATURE = pytest.mark.requires_patch("serve-extra-tool-fields")
 RESULTS = pytest.mark.requires_patch("tool-results")
@@ -34,27 +34,12 @@ def _count_server(result: dict[str, Any], **fields: Any) -> McpSdkServerConfig:
     return create_sdk_mcp_server("srv", tools=[count])
 
 
-async def _call(
-    config: McpSdkServerConfig, tool_name: str, arguments: dict[str, Any] | None = None
-) -> Any:
-    async with connected(srv=config) as cli:
-        return await cli.call_tool("srv", tool_name, arguments)
-
-
-def _error_text(result: dict[str, Any]) -> str:
-    assert result["isError"] is True, result
-    [block] = result["content"]
-    assert block["type"] == "text", result
-    text: str = block["text"]
-    return text
-
-
 async def test_plain_tool_call() -> None:
     @tool("greet", "Greet a user", {"name": str})
     async def greet(args: dict[str, Any]) -> dict[str, Any]:
         return {"content": [{"type": "text", "text": f"Hello, {args['name']}!"}]}
 
-    result = await _call(
+    result = await call_tool(
         create_sdk_mcp_server("srv", tools=[greet]), "greet", {"name": "Ada"}
     )
     assert_json(
@@ -85,7 +70,7 @@ async def test_strict_tool_is_still_callable() -> None:
 
     assert listed["strict"] is True
     assert_json(ok, {"content": [{"type": "text", "text": "a,b"}], "isError": False})
-    assert "terms" in _error_text(refused)
+    assert "terms" in error_text(refused)
 
 
 @RESULTS
@@ -132,7 +117,7 @@ async def test_structured_content_in_snake_case_is_passed_on_too() -> None:
         {"content": [], "structured_content": {"lines": 0}},
         extra_fields={"outputSchema": COUNT_OUTPUT_SCHEMA},
     )
-    result = await _call(config, "count")
+    result = await call_tool(config, "count")
     assert_json(
         result, {"content": [], "structuredContent": {"lines": 0}, "isError": False}
     )
@@ -143,7 +128,7 @@ async def test_structured_content_without_an_output_schema_is_passed_on() -> Non
     config = _count_server(
         {"content": [{"type": "text", "text": "ok"}], "structuredContent": {"a": [1]}}
     )
-    result = await _call(config, "count")
+    result = await call_tool(config, "count")
     assert_json(
         result,
         {
@@ -160,7 +145,7 @@ async def test_missing_structured_content_is_an_error_result_naming_the_tool() -
         {"content": [{"type": "text", "text": "3 lines"}]},
         extra_fields={"outputSchema": COUNT_OUTPUT_SCHEMA},
     )
-    text = _error_text(await _call(config, "count"))
+    text = error_text(await call_tool(config, "count"))
     assert re.search(r"'count'.*outputSchema.*structuredContent", text), text
 
 
@@ -170,9 +155,9 @@ async def test_invalid_structured_content_is_an_error_result_naming_the_tool() -
         {"content": [], "structuredContent": {"lines": "three"}},
         extra_fields={"outputSchema": COUNT_OUTPUT_SCHEMA},
     )
-    result = await _call(config, "count")
+    result = await call_tool(config, "count")
     assert "structuredContent" not in result
-    text = _error_text(result)
+    text = error_text(result)
     assert "'count'" in text and "outputSchema" in text, text
     assert "'three' is not of type 'integer'" in text, text
 
@@ -183,17 +168,19 @@ async def test_structured_content_that_is_not_an_object_is_an_error_result() -> 
         {"content": [], "structuredContent": [3]},
         extra_fields={"outputSchema": COUNT_OUTPUT_SCHEMA},
     )
-    text = _error_text(await _call(config, "count"))
+    text = error_text(await call_tool(config, "count"))
     assert "'count'" in text and "structuredContent" in text, text
 
 
-@RESULTS
+# Upstream before tool-results already passes an error result through, so this
+# pins what that patch must not change; it needs extra_fields (the first patch).
+@FEATURE
 async def test_error_result_of_a_tool_with_an_output_schema_is_left_as_it_is() -> None:
     config = _count_server(
         {"content": [{"type": "text", "text": "no such file"}], "is_error": True},
         extra_fields={"outputSchema": COUNT_OUTPUT_SCHEMA},
     )
-    result = await _call(config, "count")
+    result = await call_tool(config, "count")
     assert_json(
         result,
         {"content": [{"type": "text", "text": "no such file"}], "isError": True},

@@ -12,10 +12,18 @@ from typing import Any
 
 import mcp.types
 import pytest
-from cases import CASE_SCHEMA
-from jsonrpc_client import MCP_MAJOR, assert_json, connected, hand_built_server
 
 from claude_agent_sdk import SdkMcpTool, ToolAnnotations, create_sdk_mcp_server, tool
+from tests.lib.cases import CASE_SCHEMA
+from tests.lib.cli_peer import (
+    HANDSHAKE_PROTOCOL_VERSIONS,
+    MCP_MAJOR,
+    SUPPORTED_PROTOCOL_VERSIONS,
+    assert_json,
+    connected,
+    hand_built_server,
+    tools_by_name,
+)
 
 FEATURE = pytest.mark.requires_patch("serve-extra-tool-fields")
 
@@ -45,8 +53,7 @@ def _search(**fields: Any) -> SdkMcpTool[Any]:
 
 
 async def _listed(*tools: SdkMcpTool[Any]) -> dict[str, dict[str, Any]]:
-    async with connected(srv=create_sdk_mcp_server("srv", tools=list(tools))) as cli:
-        return await cli.listed("srv")
+    return await tools_by_name(create_sdk_mcp_server("srv", tools=list(tools)))
 
 
 # --- Unchanged from upstream ------------------------------------------------------
@@ -236,14 +243,27 @@ async def test_standard_mcp_tool_fields_through_extra_fields() -> None:
 
 
 @FEATURE
-async def test_all_fields_together_leave_annotations_meta_and_schema_alone() -> None:
+@pytest.mark.parametrize("protocol_version", SUPPORTED_PROTOCOL_VERSIONS)
+async def test_all_fields_together_leave_annotations_meta_and_schema_alone(
+    protocol_version: str,
+) -> None:
+    """The same listing under every protocol version the installed mcp
+    supports: a version the handshake cannot reach (mcp 2.x's stateless
+    2026-07-28) is answered with the newest one it can, as for any client."""
     search = _search(
         annotations=ToolAnnotations(readOnlyHint=True, maxResultSizeChars=9000),
         strict=True,
         input_examples=[{"jurisdiction": "se", "terms": ["payout"]}],
         extra_fields={"title": "Case search", "x-acme-tier": 2},
     )
-    listed = await _listed(search)
+    server = create_sdk_mcp_server("srv", tools=[search])
+    async with connected(protocol_version, srv=server) as cli:
+        listed = await cli.listed("srv")
+
+    if protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
+        assert cli.negotiated == {"srv": protocol_version}
+    else:
+        assert cli.negotiated == {"srv": HANDSHAKE_PROTOCOL_VERSIONS[-1]}
     assert_json(
         listed["search"],
         {

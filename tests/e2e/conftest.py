@@ -8,20 +8,13 @@ real client.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-# The helpers beside this file are imported by module name, whatever
-# --import-mode pytest runs with (tools/demo.py imports them the same way).
-_HERE = str(Path(__file__).resolve().parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
-
-from cli_harness import CLI_ENV_VAR, cli_from_env, isolated_env  # noqa: E402
-from fake_api import FakeMessagesAPI  # noqa: E402
+from tests.lib.cli_harness import CLI_ENV_VAR, cli_from_env, isolated_env
+from tests.lib.fake_api import FakeMessagesAPI
 
 
 @pytest.fixture(scope="session")

@@ -23,21 +23,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cases import CASE_SCHEMA, EXTRA_FIELDS, GOOD_EXAMPLE
-from cli_harness import TOOL_HOOK_EVENTS, Turn, cli_version_from_env, run_turn
-from fake_api import (
-    FakeMessagesAPI,
-    RecordedRequest,
-    broken_tool_use,
-    text,
-    tool_use,
-)
 
 from claude_agent_sdk import (
     AssistantMessage,
     ToolUseBlock,
     create_sdk_mcp_server,
     tool,
+)
+from tests.lib.cases import CASE_SCHEMA, EXTRA_FIELDS, GOOD_EXAMPLE
+from tests.lib.cli_harness import TOOL_HOOK_EVENTS, Turn, cli_version_from_env, run_turn
+from tests.lib.fake_api import (
+    FakeMessagesAPI,
+    RecordedRequest,
+    broken_tool_use,
+    text,
+    tool_use,
 )
 
 pytestmark = pytest.mark.e2e

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fake_api import FakeMessagesAPI, broken_tool_use, text, tool_use
+
+from tests.lib.fake_api import FakeMessagesAPI, broken_tool_use, text, tool_use
 
 pytestmark = pytest.mark.e2e
 

@@ -21,9 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cases import CASE_SCHEMA, GOOD_EXAMPLE
-from cli_harness import Turn, isolated_env, run_turn
-from fake_api import FakeMessagesAPI, RecordedRequest, api_error, text, tool_use
 
 from claude_agent_sdk import (
     ClaudeAgentOptions,
@@ -33,6 +30,15 @@ from claude_agent_sdk import (
     tool,
 )
 from claude_agent_sdk.types import StreamEvent
+from tests.lib.cases import CASE_SCHEMA, GOOD_EXAMPLE
+from tests.lib.cli_harness import Turn, isolated_env, run_turn
+from tests.lib.fake_api import (
+    FakeMessagesAPI,
+    RecordedRequest,
+    api_error,
+    text,
+    tool_use,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.requires_patch("tool-fields-relay")]
 
@@ -353,7 +359,7 @@ async def test_a_request_without_the_secret_prefix_is_refused(
         *loading(tool_search, SEARCH), tool_use(SEARCH, ARGUMENTS), text("Done.")
     )
 
-    import cli_harness
+    from tests.lib import cli_harness
 
     original = cli_harness.RecordingTransport.__init__
 

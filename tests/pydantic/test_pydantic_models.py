@@ -17,9 +17,7 @@ from typing import Annotated, Any, Literal
 
 import jsonschema
 import pytest
-from jsonrpc_client import assert_json, connected
 from pydantic import BaseModel, ConfigDict, Field, RootModel, create_model
-from pydantic_cases import DateRange, Jurisdiction, SearchArgs
 
 from claude_agent_sdk import (
     ClaudeAgentOptions,
@@ -29,6 +27,13 @@ from claude_agent_sdk import (
     query,
     tool,
 )
+from tests.lib.cli_peer import (
+    assert_json,
+    call_tool,
+    error_text,
+    tools_by_name,
+)
+from tests.lib.pydantic_cases import DateRange, Jurisdiction, SearchArgs
 
 try:
     from claude_agent_sdk._internal.strict_schema import find_strict_violations
@@ -156,33 +161,13 @@ def _server(*tools: SdkMcpTool[Any]) -> McpSdkServerConfig:
     return create_sdk_mcp_server("srv", tools=list(tools))
 
 
-async def _listed(config: McpSdkServerConfig) -> dict[str, dict[str, Any]]:
-    async with connected(srv=config) as cli:
-        return await cli.listed("srv")
-
-
-async def _call(
-    config: McpSdkServerConfig, name: str, arguments: dict[str, Any]
-) -> dict[str, Any]:
-    async with connected(srv=config) as cli:
-        return await cli.call_tool("srv", name, arguments)
-
-
-def _error_text(result: dict[str, Any]) -> str:
-    assert result["isError"] is True, result
-    [block] = result["content"]
-    assert block["type"] == "text", result
-    text: str = block["text"]
-    return text
-
-
 # --- the served schema ---------------------------------------------------------
 
 
 @FEATURE
 @pytest.mark.parametrize("strict", [None, False], ids=["strict=None", "strict=False"])
 async def test_nested_model_is_served_as_its_json_schema(strict: bool | None) -> None:
-    entry = (await _listed(_server(_search_tool(strict=strict))))["search"]
+    entry = (await tools_by_name(_server(_search_tool(strict=strict))))["search"]
 
     assert_json(entry["inputSchema"], _search_schema(strict=False))
     assert_json(entry["inputSchema"], SearchArgs.model_json_schema())
@@ -190,7 +175,7 @@ async def test_nested_model_is_served_as_its_json_schema(strict: bool | None) ->
 
 @FEATURE
 async def test_nested_model_of_a_strict_tool_is_served_strict_compatible() -> None:
-    entry = (await _listed(_server(_search_tool(strict=True))))["search"]
+    entry = (await tools_by_name(_server(_search_tool(strict=True))))["search"]
     schema = entry["inputSchema"]
 
     assert entry["strict"] is True
@@ -201,7 +186,7 @@ async def test_nested_model_of_a_strict_tool_is_served_strict_compatible() -> No
 @FEATURE
 @pytest.mark.parametrize("strict", [None, True], ids=["plain", "strict"])
 async def test_defs_of_the_served_schema_resolve(strict: bool | None) -> None:
-    schema = (await _listed(_server(_search_tool(strict=strict))))["search"][
+    schema = (await tools_by_name(_server(_search_tool(strict=strict))))["search"][
         "inputSchema"
     ]
     validator = jsonschema.Draft202012Validator(schema)
@@ -221,7 +206,7 @@ class Node(BaseModel):
 @FEATURE
 async def test_a_self_referencing_model_is_served_with_an_object_root() -> None:
     node = tool("tree", "A tree", Node)(_echo)
-    schema = (await _listed(_server(node)))["tree"]["inputSchema"]
+    schema = (await tools_by_name(_server(node)))["tree"]["inputSchema"]
 
     assert schema["type"] == "object"
     assert schema["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
@@ -229,7 +214,7 @@ async def test_a_self_referencing_model_is_served_with_an_object_root() -> None:
         {"name": "a", "children": [{"name": "b", "children": []}]}
     )
     received.clear()
-    result = await _call(
+    result = await call_tool(
         _server(node), "tree", {"name": "a", "children": [{"name": "b"}]}
     )
     assert result["isError"] is False
@@ -243,7 +228,7 @@ async def test_a_self_referencing_model_is_served_with_an_object_root() -> None:
 @pytest.mark.parametrize("strict", [None, True], ids=["plain", "strict"])
 async def test_handler_receives_the_model_instance(strict: bool | None) -> None:
     received.clear()
-    result = await _call(_server(_search_tool(strict=strict)), "search", GOOD_CALL)
+    result = await call_tool(_server(_search_tool(strict=strict)), "search", GOOD_CALL)
 
     assert result["isError"] is False, result
     [args] = received
@@ -256,7 +241,7 @@ async def test_handler_receives_the_model_instance(strict: bool | None) -> None:
 @FEATURE
 async def test_a_call_the_model_rejects_lists_every_failing_field() -> None:
     received.clear()
-    result = await _call(
+    result = await call_tool(
         _server(_search_tool()),
         "search",
         {
@@ -268,7 +253,7 @@ async def test_a_call_the_model_rejects_lists_every_failing_field() -> None:
     )
 
     assert received == []
-    assert _error_text(result) == (
+    assert error_text(result) == (
         "Input validation error: the arguments of tool 'search' do not match "
         "SearchArgs (5 errors):\n"
         '  - query: String should have at least 1 character (got "")\n'
@@ -285,18 +270,20 @@ async def test_strict_moves_a_range_into_the_description_and_the_model_enforces_
     None
 ):
     config = _server(_search_tool(strict=True))
-    limit = (await _listed(config))["search"]["inputSchema"]["properties"]["limit"]
+    limit = (await tools_by_name(config))["search"]["inputSchema"]["properties"][
+        "limit"
+    ]
     received.clear()
-    over = await _call(config, "search", {**GOOD_CALL, "limit": 51})
-    under = await _call(config, "search", {**GOOD_CALL, "limit": 0})
-    edge = await _call(config, "search", {**GOOD_CALL, "limit": 50})
+    over = await call_tool(config, "search", {**GOOD_CALL, "limit": 51})
+    under = await call_tool(config, "search", {**GOOD_CALL, "limit": 0})
+    edge = await call_tool(config, "search", {**GOOD_CALL, "limit": 50})
 
     assert "maximum" not in limit and "minimum" not in limit
     assert limit["description"].endswith("{minimum: 1, maximum: 50}")
-    assert _error_text(over).endswith(
+    assert error_text(over).endswith(
         "(1 error):\n  - limit: Input should be less than or equal to 50 (got 51)"
     )
-    assert _error_text(under).endswith(
+    assert error_text(under).endswith(
         "(1 error):\n  - limit: Input should be greater than or equal to 1 (got 0)"
     )
     assert edge["isError"] is False
@@ -320,7 +307,7 @@ class Constrained(BaseModel):
 @FEATURE
 async def test_strict_describes_each_enforced_constraint_where_it_was() -> None:
     config = _server(tool("c", "Constrained", Constrained, strict=True)(_echo))
-    schema = (await _listed(config))["c"]["inputSchema"]
+    schema = (await tools_by_name(config))["c"]["inputSchema"]
     props = schema["properties"]
 
     assert find_strict_violations(schema) == []
@@ -354,25 +341,25 @@ async def test_strict_describes_each_enforced_constraint_where_it_was() -> None:
         "ids": [1, 2],
         "one_or_more": ["a"],
     }
-    assert (await _call(config, "c", good))["isError"] is False
+    assert (await call_tool(config, "c", good))["isError"] is False
     bad = {**good, "word": "a case", "ratio": 0.3, "ids": [0, 2], "maybe": 10}
-    assert _error_text(await _call(config, "c", bad)).splitlines()[1:] == [
+    assert error_text(await call_tool(config, "c", bad)).splitlines()[1:] == [
         "  - word: String should match pattern '^\\bcase' (got \"a case\")",
         "  - ratio: Input should be a multiple of 0.25 (got 0.3)",
         "  - ids[0]: Input should be greater than or equal to 1 (got 0)",
         "  - maybe: Input should be less than or equal to 9 (got 10)",
     ]
-    too_few = await _call(config, "c", {**good, "ids": [1]})
-    assert _error_text(too_few).splitlines()[1:] == [
+    too_few = await call_tool(config, "c", {**good, "ids": [1]})
+    assert error_text(too_few).splitlines()[1:] == [
         "  - ids: List should have at least 2 items after validation, not 1 (got [1])"
     ]
 
 
 @FEATURE
 async def test_without_strict_every_constraint_stays_in_the_schema() -> None:
-    schema = (await _listed(_server(tool("c", "Constrained", Constrained)(_echo))))[
-        "c"
-    ]["inputSchema"]
+    schema = (
+        await tools_by_name(_server(tool("c", "Constrained", Constrained)(_echo)))
+    )["c"]["inputSchema"]
 
     assert_json(schema, Constrained.model_json_schema())
     assert schema["properties"]["ratio"]["multipleOf"] == 0.25
@@ -391,7 +378,7 @@ async def test_arguments_are_validated_as_the_json_they_arrived_as() -> None:
     # With strict=True in the model's config, pydantic refuses a str for a
     # date and a list for a tuple in Python mode, but not in JSON mode.
     received.clear()
-    result = await _call(
+    result = await call_tool(
         _server(tool("s", "Strict config", StrictConfig)(_echo)),
         "s",
         {"when": "2024-02-29", "pair": [1, 2], "jurisdiction": "dk"},
@@ -412,9 +399,9 @@ async def test_aliases_are_the_keys_served_and_accepted() -> None:
     config = _server(
         tool("a", "Aliased", Aliased, input_examples=[Aliased(**{"from": "x"})])(_echo)
     )
-    entry = (await _listed(config))["a"]
+    entry = (await tools_by_name(config))["a"]
     received.clear()
-    result = await _call(config, "a", {"from": "y"})
+    result = await call_tool(config, "a", {"from": "y"})
 
     assert list(entry["inputSchema"]["properties"]) == ["from"]
     assert entry["input_examples"] == [{"from": "x"}]
@@ -541,7 +528,7 @@ async def test_examples_may_be_instances_or_dicts(strict: bool | None) -> None:
             {"query": "bonus", "jurisdiction": "dk", "limit": 5},
         ],
     )
-    entry = (await _listed(_server(search)))["search"]
+    entry = (await tools_by_name(_server(search)))["search"]
 
     # An instance is written as JSON with the fields that were set.
     assert_json(
@@ -678,9 +665,9 @@ async def test_dict_and_typeddict_schemas_are_listed_and_called_as_before() -> N
         tool("d", "dict", {"jurisdiction": str, "limit": int})(_echo),
         tool("td", "TypedDict", CaseTD)(_echo),
     )
-    listed = await _listed(config)
-    ok = await _call(config, "td", {"jurisdiction": "se", "terms": ["a"]})
-    bad = await _call(config, "d", {"jurisdiction": "se", "limit": "5"})
+    listed = await tools_by_name(config)
+    ok = await call_tool(config, "td", {"jurisdiction": "se", "terms": ["a"]})
+    bad = await call_tool(config, "d", {"jurisdiction": "se", "limit": "5"})
 
     assert_json(
         listed["d"]["inputSchema"],
@@ -708,4 +695,4 @@ async def test_dict_and_typeddict_schemas_are_listed_and_called_as_before() -> N
     assert ok["isError"] is False
     assert received == [{"jurisdiction": "se", "terms": ["a"]}]
     assert type(received[0]) is dict
-    assert _error_text(bad) == "Input validation error: '5' is not of type 'integer'"
+    assert error_text(bad) == "Input validation error: '5' is not of type 'integer'"

@@ -11,10 +11,10 @@ whatever the schema: the ``assert_type`` lines fail and the ignores are unused.
 
 from typing import Any
 
-from pydantic_cases import Jurisdiction, SearchArgs
 from typing_extensions import assert_type
 
 from claude_agent_sdk import SdkMcpTool, tool
+from tests.lib.pydantic_cases import Jurisdiction, SearchArgs
 
 
 @tool("search", "Search case law", SearchArgs, strict=True)

@@ -19,9 +19,9 @@ from typing import Any
 
 import anyio
 import pytest
-from relay_upstream import Upstream
 
 from claude_agent_sdk import ClaudeAgentOptions, create_sdk_mcp_server, tool
+from tests.lib.relay_upstream import Upstream
 
 try:
     from claude_agent_sdk._internal import tool_fields_relay as relay_module

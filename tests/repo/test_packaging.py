@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-import forktool  # noqa: E402
+from tools import forktool
 
 ROOT = forktool.ROOT
 

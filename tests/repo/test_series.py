@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import datetime
 import re
-import sys
 import uuid
 import warnings
 from pathlib import Path
@@ -23,8 +22,7 @@ from unittest.mock import AsyncMock, Mock
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-import forktool  # noqa: E402
+from tools import forktool
 
 FIRST_PATCH_SRC_BUDGET = 150
 

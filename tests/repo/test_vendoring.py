@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-import forktool  # noqa: E402
+from tools import forktool
 
 
 def test_src_equals_pristine_plus_series() -> None:

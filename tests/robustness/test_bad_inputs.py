@@ -4,7 +4,15 @@ and docs/refused-definitions.md shows exactly these errors."""
 from __future__ import annotations
 
 import pytest
-from bad_inputs import CASES, README, Case, error_of, readme_section, render_table
+
+from tests.robustness.bad_inputs import (
+    CASES,
+    README,
+    Case,
+    error_of,
+    readme_section,
+    render_table,
+)
 
 
 @pytest.mark.parametrize(

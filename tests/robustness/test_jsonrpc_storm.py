@@ -14,9 +14,9 @@ from typing import Any
 
 import anyio
 import pytest
-from jsonrpc_client import CliPeer
 
 from claude_agent_sdk import create_sdk_mcp_server, tool
+from tests.lib.cli_peer import CliPeer
 
 MESSAGES = 400
 METHODS = [

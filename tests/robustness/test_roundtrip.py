@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from jsonrpc_client import CliPeer, json_equal
 
 from claude_agent_sdk import create_sdk_mcp_server, tool
+from tests.lib.cli_peer import CliPeer, json_equal
 
 FEATURE = pytest.mark.requires_patch("serve-extra-tool-fields")
 SETTINGS = settings(

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from claude_agent_sdk import create_sdk_mcp_server, tool
+from tests.lib.cli_peer import serve
 
 try:
     from claude_agent_sdk._internal.strict_schema import make_strict
@@ -98,7 +99,7 @@ def test_union_and_ref_objects_keep_every_declared_name(case: str) -> None:
 
 
 @pytest.mark.requires_patch("schema-checks")
-async def test_a_discriminated_union_tool_answers_its_calls(serve: Any) -> None:
+async def test_a_discriminated_union_tool_answers_its_calls() -> None:
     async def handler(args: dict[str, Any]) -> dict[str, Any]:
         return {"content": [{"type": "text", "text": "ok"}]}
 

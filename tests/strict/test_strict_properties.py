@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from claude_agent_sdk import create_sdk_mcp_server, tool
+from tests.lib.cli_peer import serve
 
 try:  # Python 3.11+
     from re import _parser as sre_parse  # type: ignore[attr-defined]
@@ -37,8 +38,6 @@ PROPERTY_SETTINGS = settings(
     suppress_health_check=[
         HealthCheck.too_slow,
         HealthCheck.data_too_large,
-        # ``serve`` is stateless: one instance for all examples is fine.
-        HealthCheck.function_scoped_fixture,
     ],
 )
 
@@ -347,7 +346,7 @@ def test_the_checker_never_crashes(schema: Any) -> None:
 @PROPERTY_SETTINGS
 @given(schema=tool_schemas)
 def test_every_accepted_schema_is_served_strict_compatible(
-    schema: dict[str, Any], serve: Any
+    schema: dict[str, Any],
 ) -> None:
     try:
         accepted = _define(schema)

@@ -20,6 +20,7 @@ from claude_agent_sdk import (
     query,
     tool,
 )
+from tests.lib.cli_peer import serve
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, TypedDict
@@ -181,7 +182,7 @@ RULE_PAIRS: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
     ids=[pair[0] for pair in RULE_PAIRS],
 )
 async def test_rule_is_refused_with_its_path_and_its_twin_is_served(
-    bad: dict[str, Any], path: str, good: dict[str, Any], serve: Any
+    bad: dict[str, Any], path: str, good: dict[str, Any]
 ) -> None:
     with pytest.raises(ValueError) as refused:
         strict_tool(bad, name="lookup")
@@ -233,7 +234,7 @@ class Order(TypedDict):
 
 
 @strict_patch
-async def test_generated_schemas_of_a_strict_tool_come_out_closed(serve: Any) -> None:
+async def test_generated_schemas_of_a_strict_tool_come_out_closed() -> None:
     by_shorthand = strict_tool({"a": str, "b": list[int]}, name="shorthand")
     by_typeddict = strict_tool(Order, name="typeddict")
     tools, _ = await serve(
@@ -269,7 +270,7 @@ async def test_generated_schemas_of_a_strict_tool_come_out_closed(serve: Any) ->
     ]
 
 
-async def test_tools_without_strict_keep_every_keyword_as_today(serve: Any) -> None:
+async def test_tools_without_strict_keep_every_keyword_as_today() -> None:
     schema = {
         "type": "object",
         "properties": {
@@ -291,7 +292,7 @@ async def test_tools_without_strict_keep_every_keyword_as_today(serve: Any) -> N
 
 
 @strict_patch
-async def test_a_strict_tool_is_called_against_the_schema_it_lists(serve: Any) -> None:
+async def test_a_strict_tool_is_called_against_the_schema_it_lists() -> None:
     schema = {"type": "object", "properties": {"q": {"type": "string"}}}
     config = create_sdk_mcp_server("s", tools=[strict_tool(schema, name="find")])
     [listed], [fits, extra] = await serve(

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import pytest
 
 from claude_agent_sdk import create_sdk_mcp_server, tool
+from tests.lib.cli_peer import serve
 
 FEATURE = pytest.mark.requires_patch("json-schema-from-types")
 
@@ -46,7 +47,7 @@ CASES = [
 @FEATURE
 @pytest.mark.parametrize(("py_type", "expected", "value"), CASES)
 async def test_type_is_served_faithfully_and_a_json_value_reaches_the_handler(
-    serve: Any, py_type: Any, expected: dict[str, Any], value: Any
+    py_type: Any, expected: dict[str, Any], value: Any
 ) -> None:
     received: list[dict[str, Any]] = []
 
@@ -66,9 +67,9 @@ async def test_type_is_served_faithfully_and_a_json_value_reaches_the_handler(
 
 
 @FEATURE
-async def test_a_type_without_a_json_schema_form_warns_and_is_served_as_upstream(
-    serve: Any,
-) -> None:
+async def test_a_type_without_a_json_schema_form_warns_and_is_served_as_upstream() -> (
+    None
+):
     received: list[dict[str, Any]] = []
 
     with pytest.warns(UserWarning, match=r"Tool 'legacy'.*'when'.*Opaque"):

@@ -30,6 +30,7 @@ tool is defined, so it is checked there:
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import re
 import warnings
@@ -399,8 +400,12 @@ class SchemaProblem:
     """Refused for every tool (external reference), not only opted-in ones."""
 
 
-def find_schema_problems(schema: Any) -> list[SchemaProblem]:
-    """Every problem ``check_input_schema`` acts on, except nesting depth."""
+def find_schema_problems(schema: Any, metaschema: bool = True) -> list[SchemaProblem]:
+    """Every problem ``check_input_schema`` acts on, except nesting depth.
+
+    ``metaschema=False`` skips the metaschema check (the dearest part, about
+    a millisecond) for schemas the SDK generated itself from Python types.
+    """
     problems: list[SchemaProblem] = []
     for shape in shape_problems(schema):
         if shape.kind == "too deep":
@@ -479,9 +484,21 @@ def find_schema_problems(schema: Any) -> list[SchemaProblem]:
                             hard=False,
                         )
                     )
-    if not any(p.keyword in ("pattern", "patternProperties") for p in problems):
+    if metaschema and not any(
+        p.keyword in ("pattern", "patternProperties") for p in problems
+    ):
         problems.extend(_metaschema_problems(schema))
     return problems
+
+
+# Schemas known to pass their metaschema, by content: a tool is checked when
+# it is defined and again when its server is built, and one schema object is
+# often shared by several tools. Bounded, so it cannot grow without limit.
+_VALID_SCHEMAS: dict[str, None] = {}
+_VALID_SCHEMAS_MAX = 4096
+_META_VALIDATORS: dict[type[Any], Any] = {}
+# Schemas check_input_schema found nothing wrong with, by content.
+_CLEAN_SCHEMAS: dict[tuple[str, bool], None] = {}
 
 
 def _regex_problem(pattern: Any) -> str | None:
@@ -505,7 +522,27 @@ def _metaschema_problems(schema: Any) -> list[SchemaProblem]:
         schema, default=jsonschema.Draft202012Validator
     )
     try:
-        validator_class.check_schema(schema)
+        key = validator_class.__name__ + json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        key = None
+    if key is not None and key in _VALID_SCHEMAS:
+        return []
+    try:
+        # What validator_class.check_schema does, with the metaschema's own
+        # validator built once per dialect instead of on every check.
+        meta = _META_VALIDATORS.get(validator_class)
+        if meta is None:
+            meta = _META_VALIDATORS[validator_class] = validator_class(
+                validator_class.META_SCHEMA,
+                format_checker=validator_class.FORMAT_CHECKER,
+            )
+        error = jsonschema.exceptions.best_match(meta.iter_errors(schema))
+        if error is not None:
+            raise jsonschema.SchemaError.create_from(error)
+        if key is not None:
+            if len(_VALID_SCHEMAS) >= _VALID_SCHEMAS_MAX:
+                _VALID_SCHEMAS.clear()
+            _VALID_SCHEMAS[key] = None
     except jsonschema.SchemaError as e:
         path = tuple(e.path)
         keyword = str(path[-1]) if path else str(e.validator)
@@ -527,6 +564,7 @@ def check_input_schema(
     *,
     opted_in: bool,
     field: str = "input_schema",
+    written: bool = True,
 ) -> None:
     """Refuse or warn about what would make a tool misbehave on every call.
 
@@ -542,9 +580,19 @@ def check_input_schema(
     if any(p.kind == "too deep" for p in shape_problems(schema)):
         raise SchemaCheckError(depth_message(where))
     try:
-        problems = find_schema_problems(schema)
+        dumped: str | None = json.dumps(schema, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        dumped = None  # not plain JSON: checked in full, never cached
+    if dumped is not None and (dumped, written) in _CLEAN_SCHEMAS:
+        return  # checked before (at definition, say) and found clean
+    try:
+        problems = find_schema_problems(schema, metaschema=written)
     except RecursionError:
         raise SchemaCheckError(depth_message(where)) from None
+    if not problems and dumped is not None:
+        if len(_CLEAN_SCHEMAS) >= _VALID_SCHEMAS_MAX:
+            _CLEAN_SCHEMAS.clear()
+        _CLEAN_SCHEMAS[(dumped, written)] = None
     hard = [p for p in problems if p.hard]
     if hard:
         raise SchemaCheckError(
@@ -577,7 +625,14 @@ def served_input_schema(tool_def: Any, schema: dict[str, Any]) -> dict[str, Any]
     schema that would fail every call is reported where it is written.
     """
     opted_in = tool_def.strict is True or tool_def.input_examples is not None
-    check_input_schema(tool_def.name, schema, opted_in=opted_in)
+    # A schema built from Python types is valid by construction; only one
+    # the author wrote as JSON needs its (costly) metaschema check.
+    declared = tool_def.input_schema
+    written = isinstance(declared, dict) and all(
+        isinstance(value, (str, int, float, bool, dict, list)) or value is None
+        for value in declared.values()
+    )
+    check_input_schema(tool_def.name, schema, opted_in=opted_in, written=written)
     if tool_def.strict is True:
         # Imported here: strict_schema builds on this module.
         from .strict_schema import strict_input_schema

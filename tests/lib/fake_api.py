@@ -48,8 +48,10 @@ import time
 import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.lib.loopback import Loopback
 
 __all__ = [
     "FakeMessagesAPI",
@@ -374,32 +376,20 @@ class FakeMessagesAPI:
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self._script: list[ScriptedResponse] = []
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server: Loopback | None = None
 
     # -- lifecycle ---------------------------------------------------------
 
     def start(self) -> FakeMessagesAPI:
-        handler = _make_handler(self)
-        self._server = ThreadingHTTPServer((self._host, self._port), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fake-messages-api",
-            daemon=True,
+        self._server = Loopback(
+            _make_handler(self), "fake-messages-api", self._host, self._port
         )
-        self._thread.start()
         return self
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
             self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
 
     def __enter__(self) -> FakeMessagesAPI:
         return self.start()
@@ -412,7 +402,7 @@ class FakeMessagesAPI:
         """Base URL for ``ANTHROPIC_BASE_URL`` (no trailing slash)."""
         if self._server is None:
             raise RuntimeError("FakeMessagesAPI is not started")
-        host, port = self._server.server_address[:2]
+        host, port = self._server.server.server_address[:2]
         if isinstance(host, bytes):  # pragma: no cover - AF_UNIX only
             host = host.decode()
         return f"http://{host}:{port}"

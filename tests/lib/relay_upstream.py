@@ -19,11 +19,12 @@ from __future__ import annotations
 import gzip
 import json
 import select
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.lib.loopback import Loopback
 
 
 @dataclass
@@ -46,12 +47,12 @@ class Upstream:
     pause: float = 1.0
     seen: list[Seen] = field(default_factory=list)
     events: dict[str, float] = field(default_factory=dict)
-    _server: ThreadingHTTPServer | None = None
+    _server: Loopback | None = None
 
     @property
     def url(self) -> str:
         assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://127.0.0.1:{self._server.port}"
 
     def start(self) -> Upstream:
         upstream = self
@@ -118,17 +119,10 @@ class Upstream:
 
             do_POST = do_GET = do_PUT = do_DELETE = _handle  # noqa: N815
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            daemon=True,
-        ).start()
+        self._server = Loopback(Handler, "relay-upstream")
         return self
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
             self._server = None

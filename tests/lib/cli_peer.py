@@ -1,9 +1,14 @@
-"""The CLI's side of an SDK MCP server's JSON-RPC, for the contract tests.
+"""The CLI's side of an SDK MCP server's JSON-RPC: the one harness every test
+(and tools/demo.py's reader) uses to play the Claude Code CLI.
 
 ``CliPeer`` sends raw JSON-RPC dicts to ``Query._handle_sdk_mcp_request``,
 which is where the CLI's ``mcp_message`` control requests land, and hands
 back each response the way the CLI receives it: serialized to JSON text
 (strictly: NaN or a non-JSON value fails the test) and parsed again.
+
+The handshake offers ``PROTOCOL_VERSION`` (what Claude Code 2.1.x sends) unless
+told otherwise; ``SUPPORTED_PROTOCOL_VERSIONS`` is the installed mcp's list,
+for tests that must hold under each version a client may negotiate.
 
 Everything is compared as JSON, never as Python: ``json_text`` renders a
 value canonically, so ``True``, ``1`` and ``1.0`` are three different
@@ -26,6 +31,20 @@ from mcp.server import Server
 from claude_agent_sdk import McpSdkServerConfig
 from claude_agent_sdk._internal.query import Query
 
+# The protocol versions the installed mcp serves. mcp 2.x keeps them in
+# mcp_types and reaches its stateless versions (2026-07-28) without the
+# initialize handshake; on mcp 1.x every supported version is negotiated by it.
+try:
+    from mcp_types.version import (
+        HANDSHAKE_PROTOCOL_VERSIONS,
+        SUPPORTED_PROTOCOL_VERSIONS,
+    )
+except ImportError:
+    from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
+
+    HANDSHAKE_PROTOCOL_VERSIONS = tuple(SUPPORTED_PROTOCOL_VERSIONS)
+
+# The newest version Claude Code 2.1.x offers in its initialize request.
 PROTOCOL_VERSION = "2025-11-25"
 
 # Read from the installed distribution, not from the SDK, so the tests do
@@ -62,7 +81,13 @@ def json_equal(a: Any, b: Any) -> bool:
 class CliPeer:
     """Plays the CLI against one or more SDK MCP servers through a ``Query``."""
 
-    def __init__(self, servers: Mapping[str, McpSdkServerConfig]) -> None:
+    def __init__(
+        self,
+        servers: Mapping[str, McpSdkServerConfig],
+        protocol_version: str = PROTOCOL_VERSION,
+    ) -> None:
+        self.protocol_version = protocol_version
+        self.negotiated: dict[str, str] = {}  # server -> its answer's version
         transport = AsyncMock()
         transport.is_ready = Mock(return_value=True)
         self.query = Query(
@@ -104,7 +129,7 @@ class CliPeer:
             server,
             "initialize",
             {
-                "protocolVersion": PROTOCOL_VERSION,
+                "protocolVersion": self.protocol_version,
                 "capabilities": {},
                 "clientInfo": {"name": "claude-code", "version": "contract"},
             },
@@ -112,6 +137,7 @@ class CliPeer:
         assert "result" in response, response
         await self.notify(server, "notifications/initialized")
         result: dict[str, Any] = response["result"]
+        self.negotiated[server] = result["protocolVersion"]
         return result
 
     async def list_tools(self, server: str) -> list[dict[str, Any]]:
@@ -136,18 +162,55 @@ class CliPeer:
 
     async def aclose(self) -> None:
         await self.query.close()
+        self.query.close_receive_stream()
 
 
 @asynccontextmanager
-async def connected(**servers: McpSdkServerConfig) -> AsyncIterator[CliPeer]:
+async def connected(
+    protocol_version: str = PROTOCOL_VERSION, **servers: McpSdkServerConfig
+) -> AsyncIterator[CliPeer]:
     """A ``CliPeer`` with each server registered under its keyword and initialized."""
-    peer = CliPeer(servers)
+    peer = CliPeer(servers, protocol_version)
     try:
         for name in servers:
             await peer.initialize(name)
         yield peer
     finally:
         await peer.aclose()
+
+
+async def tools_by_name(config: McpSdkServerConfig) -> dict[str, dict[str, Any]]:
+    """One server's tools/list entries by tool name, after a fresh handshake."""
+    async with connected(srv=config) as cli:
+        return await cli.listed("srv")
+
+
+async def call_tool(
+    config: McpSdkServerConfig, name: str, arguments: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """One tools/call result from a freshly initialized server."""
+    async with connected(srv=config) as cli:
+        return await cli.call_tool("srv", name, arguments)
+
+
+async def serve(
+    config: McpSdkServerConfig, calls: list[tuple[str, dict[str, Any]]] | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(tools, results)``: the server's tools/list, then each ``(tool, arguments)``
+    call's result, on one connection. A JSON-RPC error fails the test."""
+    async with connected(srv=config) as cli:
+        tools = await cli.list_tools("srv")
+        results = [await cli.call_tool("srv", n, a) for n, a in calls or []]
+    return tools, results
+
+
+def error_text(result: dict[str, Any]) -> str:
+    """The one text block of a tools/call error result."""
+    assert result["isError"] is True, result
+    [block] = result["content"]
+    assert block["type"] == "text", result
+    text: str = block["text"]
+    return text
 
 
 def hand_built_server(name: str, tools: list[mcp.types.Tool]) -> McpSdkServerConfig:

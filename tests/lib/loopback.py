@@ -1,0 +1,41 @@
+"""A stdlib HTTP server on 127.0.0.1, served from a daemon thread.
+
+The stand-in Messages API (``fake_api``) and the relay's stand-in upstream
+(``relay_upstream``) both run on one, so they behave the same under asyncio
+and trio callers and never keep the interpreter alive.
+"""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class Loopback:
+    """``handler`` served on ``(host, port)`` (port 0: any free one) until ``stop``."""
+
+    def __init__(
+        self,
+        handler: type[BaseHTTPRequestHandler],
+        name: str,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.server = ThreadingHTTPServer((host, port), handler)
+        self.server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self.server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=name,
+            daemon=True,
+        )
+        self._thread.start()
+
+    @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self._thread.join(timeout=5)
