@@ -27,6 +27,7 @@ from tools.pins import (  # noqa: E402
     MCP_FLOOR,
     MCP_MAJORS,
     MYPY,
+    NOX,
     PACKAGING_DEPS,
     PYPERF,
     PYTHONS,
@@ -232,10 +233,12 @@ def lint(session: nox.Session) -> None:
 @nox.parametrize("mcp", list(MCP_MAJORS), ids=list(MCP_MAJORS))
 def typecheck(session: nox.Session, mcp: str) -> None:
     """mypy strict, configured as upstream configures it, on both mcp majors."""
-    session.install(".", MCP_MAJORS[mcp], MYPY, TRIO)
+    session.install(".", MCP_MAJORS[mcp], MYPY, TRIO, *TEST_DEPS, NOX)
     session.run("mypy", "src/claude_agent_sdk")
-    # A pydantic model types the tool's handler (SdkMcpTool[SearchArgs]).
-    session.run("mypy", "tests/pydantic/typing_check.py")
+    # The fork's own code too, with the same configuration: the tests (a
+    # pydantic model types the tool's handler: tests/pydantic/typing_check.py),
+    # the tooling and this file.
+    session.run("mypy", "tests", "tools", "noxfile.py")
 
 
 @nox.session(python=TOOL_PYTHON)

@@ -13,23 +13,15 @@ imported as ``from tests.lib.cli_peer import ...``, with the repository root on
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
-SERIES = Path(__file__).resolve().parent.parent / "patches" / "series"
+from tools import forktool
 
 
 def _known_slugs() -> set[str]:
-    if not SERIES.exists():
-        return set()
-    slugs = set()
-    for line in SERIES.read_text("utf-8").splitlines():
-        name = line.strip()
-        if name and not name.startswith("#"):
-            number, _, slug = name.removesuffix(".patch").partition("-")
-            slugs.add(slug)
-    return slugs
+    # The series and its slugs are forktool's to parse (one implementation).
+    return {forktool.patch_slug(patch) for patch in forktool.series()}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -62,7 +54,8 @@ def pytest_collection_modifyitems(
     draft = os.environ.get("FORK_DRAFT_PATCH")
     only = config.getoption("--only-patch")
     without = config.getoption("--without-patches")
-    keep, drop = [], []
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
     for item in items:
         slug = _slug_of(item)
         # FORK_DRAFT_PATCH=<slug> lets a patch's tests run while it is still

@@ -30,11 +30,6 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - the tooling runs on 3.11+, this keeps 3.10 usable
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
-
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "claude_agent_sdk"
 DIST = "claude-agent-sdk"
@@ -65,6 +60,13 @@ class ForkError(Exception):
 
 
 def fork_config() -> dict[str, object]:
+    # Imported here: the fork's tests import this module for the series on
+    # every Python they run on, and 3.10 has no tomllib.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - the tooling runs on 3.11+
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+
     data = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
     config: dict[str, object] = data["tool"]["fork"]
     return config

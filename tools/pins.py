@@ -5,6 +5,8 @@ clone behaves the same tomorrow as today. The CLI's version is not here: it
 is the one the vendored SDK bundles (src/claude_agent_sdk/_cli_version.py).
 """
 
+from pathlib import Path
+
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
 TOOL_PYTHON = "3.11"
 MCP_MAJORS = {"mcp1": "mcp==1.30.0", "mcp2": "mcp==2.3.0"}
@@ -32,3 +34,12 @@ PACKAGING_DEPS = ["build==1.6.1", "pip==26.3"]
 RUFF = "ruff==0.17.6"
 MYPY = "mypy==2.4.1"
 PYPERF = "pyperf==2.11.0"
+# tools/nox bootstraps nox from this file; the typecheck session reads the
+# same pin so that mypy sees the noxfile against the nox that runs it.
+NOX = next(
+    line.strip()
+    for line in (Path(__file__).with_name("nox-requirements.txt"))
+    .read_text()
+    .splitlines()
+    if line.startswith("nox==")
+)

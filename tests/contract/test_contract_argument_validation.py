@@ -16,7 +16,7 @@ import pytest
 from claude_agent_sdk import create_sdk_mcp_server, tool
 from tests.lib.cli_peer import connected
 
-SCHEMA = {
+SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "jurisdiction": {"type": "string", "enum": ["se", "no"]},
@@ -25,7 +25,7 @@ SCHEMA = {
     },
     "required": ["jurisdiction", "terms"],
 }
-BAD_ARGUMENTS = [
+BAD_ARGUMENTS: list[dict[str, Any]] = [
     {},
     {"jurisdiction": "uk", "terms": []},
     {"jurisdiction": "se", "terms": "payout claims"},
@@ -83,10 +83,10 @@ async def test_the_schema_is_checked_once_per_tool_not_per_call(
         jsonschema.Draft202012Validator,
         jsonschema.validators.validator_for(SCHEMA),
     }:
-        original = cls.check_schema.__func__  # type: ignore[attr-defined]
+        original = cls.check_schema.__func__
 
         def counting(
-            cls: Any, schema: Any, *a: Any, _o: Any = original, **k: Any
+            cls: type[Any], /, schema: Any, *a: Any, _o: Any = original, **k: Any
         ) -> Any:
             checked.append(schema)
             return _o(cls, schema, *a, **k)

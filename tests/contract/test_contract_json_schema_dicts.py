@@ -22,7 +22,7 @@ async def _echo(args: dict[str, Any]) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": repr(sorted(args))}]}
 
 
-SCHEMAS = {
+SCHEMAS: dict[str, dict[str, Any]] = {
     "no-arguments": {"type": "object"},
     "top-level-anyOf": {
         "type": "object",

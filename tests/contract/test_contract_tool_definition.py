@@ -271,7 +271,8 @@ def test_the_new_fields_default_to_none_and_are_keyword_only() -> None:
         None,
     )
     with pytest.raises(TypeError):
-        tool("search", "Search case law", CASE_SCHEMA, None, True)  # type: ignore[call-arg]
+        # Deliberately passes strict positionally to check it is refused.
+        tool("search", "Search case law", CASE_SCHEMA, None, True)  # type: ignore[call-overload]
 
 
 @FEATURE

@@ -17,6 +17,7 @@ things, as they are on the wire.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import json
 from collections.abc import AsyncIterator, Mapping
@@ -31,18 +32,29 @@ from mcp.server import Server
 from claude_agent_sdk import McpSdkServerConfig
 from claude_agent_sdk._internal.query import Query
 
-# The protocol versions the installed mcp serves. mcp 2.x keeps them in
-# mcp_types and reaches its stateless versions (2026-07-28) without the
-# initialize handshake; on mcp 1.x every supported version is negotiated by it.
-try:
-    from mcp_types.version import (
-        HANDSHAKE_PROTOCOL_VERSIONS,
-        SUPPORTED_PROTOCOL_VERSIONS,
-    )
-except ImportError:
-    from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
 
-    HANDSHAKE_PROTOCOL_VERSIONS = tuple(SUPPORTED_PROTOCOL_VERSIONS)
+def _protocol_versions() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The installed mcp's (handshake, supported) protocol versions.
+
+    mcp 2.x keeps them in mcp_types and reaches its stateless versions
+    (2026-07-28) without the initialize handshake; on mcp 1.x (which has no
+    mcp_types, so neither import can be checked statically under both majors)
+    every supported version is negotiated by it.
+    """
+    try:
+        versions = importlib.import_module("mcp_types.version")
+    except ImportError:
+        versions = importlib.import_module("mcp.shared.version")
+        supported = tuple(map(str, versions.SUPPORTED_PROTOCOL_VERSIONS))
+        return supported, supported
+    return (
+        tuple(map(str, versions.HANDSHAKE_PROTOCOL_VERSIONS)),
+        tuple(map(str, versions.SUPPORTED_PROTOCOL_VERSIONS)),
+    )
+
+
+# The protocol versions the installed mcp serves (see _protocol_versions).
+HANDSHAKE_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS = _protocol_versions()
 
 # The newest version Claude Code 2.1.x offers in its initialize request.
 PROTOCOL_VERSION = "2025-11-25"

@@ -43,8 +43,8 @@ except ImportError:  # a tree without the relay patch: these tests must fail
     relay_module = None  # type: ignore[assignment]
     http_client_module = None  # type: ignore[assignment]
     ADVANCED_TOOL_USE_BETA = "advanced-tool-use-2025-11-20"
-    ToolFieldsRelay = None  # type: ignore[assignment]
-    ToolFieldsRelayError = None  # type: ignore[assignment]
+    ToolFieldsRelay = None  # type: ignore[assignment, misc]
+    ToolFieldsRelayError = None  # type: ignore[assignment, misc]
     collect_tool_fields = None  # type: ignore[assignment]
     normalize_mcp_name = None  # type: ignore[assignment]
     outbound_proxy = None  # type: ignore[assignment]
@@ -59,7 +59,7 @@ from claude_agent_sdk._internal.transport.subprocess_cli import (
 
 pytestmark = pytest.mark.requires_patch("tool-fields-relay")
 
-http = http_client_module() if http_client_module else None
+http = http_client_module() if http_client_module is not None else None
 STRICT = "mcp__docs__search"
 PLAIN = "mcp__docs__lookup"
 EXAMPLES = [{"q": "payout"}]
@@ -95,6 +95,20 @@ def relay_threads() -> list[threading.Thread]:
 
 def open_fds() -> set[str]:
     return {entry.name for entry in Path("/proc/self/fd").iterdir()}
+
+
+def new_fds(before: set[str], within: float = 2.0) -> set[str]:
+    """Descriptors opened since ``before`` that are still open after ``within`` s.
+
+    The stand-in upstream closes its side of a connection on its own handler
+    thread, a moment after the relay has closed its side; a descriptor the
+    relay leaked would stay open for good, so a short wait keeps the check
+    strict without racing that thread.
+    """
+    deadline = time.monotonic() + within
+    while (extra := open_fds() - before) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return extra
 
 
 @pytest.fixture
@@ -679,7 +693,7 @@ async def test_lifecycle_leaves_no_thread_or_socket_asyncio(upstream: Upstream) 
     fds = open_fds()
     port, _ = await _start_use_stop(upstream.url)
     _assert_gone(port)
-    assert open_fds() - fds == set()
+    assert new_fds(fds) == set()
     leftover = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
     assert leftover == []
 
@@ -690,7 +704,7 @@ def test_lifecycle_under_trio(upstream: Upstream) -> None:
     fds = open_fds()
     port, _ = trio.run(_start_use_stop, upstream.url)
     _assert_gone(port)
-    assert len(open_fds() - fds) == 0
+    assert new_fds(fds) == set()
 
 
 async def test_stop_is_idempotent_and_works_when_cancelled(upstream: Upstream) -> None:

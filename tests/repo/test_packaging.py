@@ -75,7 +75,13 @@ def test_git_install_in_fresh_venv(tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"
-    pip = [python, "-m", "pip", "--disable-pip-version-check", "--quiet"]
+    pip: list[str | Path] = [
+        python,
+        "-m",
+        "pip",
+        "--disable-pip-version-check",
+        "--quiet",
+    ]
     run(*pip, "install", f"git+file://{ROOT}")
     consumer = tmp_path / "consumer"
     consumer.mkdir()

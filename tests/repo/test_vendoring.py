@@ -86,7 +86,9 @@ def test_sdist_hash_mismatch_is_a_hard_error_naming_both(
         forktool.sdist(forktool.base_version(), expected_sha256=wrong)
     message = str(caught.value)
     assert wrong in message
-    assert forktool.fork_config()["upstream-sdist-sha256"] in message
+    expected_sha256 = forktool.fork_config()["upstream-sdist-sha256"]
+    assert isinstance(expected_sha256, str)
+    assert expected_sha256 in message
     assert not (tmp_path / "sdist" / real.name).exists()
 
 

@@ -17,7 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from claude_agent_sdk import ClaudeAgentOptions, create_sdk_mcp_server, tool
+from claude_agent_sdk import (
+    ClaudeAgentOptions,
+    SdkMcpTool,
+    create_sdk_mcp_server,
+    tool,
+)
 
 README = Path(__file__).resolve().parents[2] / "docs" / "refused-definitions.md"
 START, END = "<!-- bad-inputs:start -->", "<!-- bad-inputs:end -->"
@@ -33,7 +38,7 @@ async def _handler(args: dict[str, Any]) -> dict[str, Any]:
     return {"content": []}
 
 
-def define(schema: Any = SCHEMA, **kwargs: Any) -> Callable[[], object]:
+def define(schema: Any = SCHEMA, **kwargs: Any) -> Callable[[], SdkMcpTool[Any]]:
     return lambda: tool("search", "Search", schema, **kwargs)(_handler)
 
 

@@ -50,10 +50,10 @@ json_values = st.recursive(
 json_objects = st.dictionaries(st.text(max_size=8), json_values, max_size=4)
 tool_names = st.from_regex(r"\A[A-Za-z0-9_-]{1,64}\Z", fullmatch=True)
 field_names = st.text(min_size=1, max_size=16).filter(lambda k: k not in RESERVED)
-OPEN_SCHEMA = {"type": "object", "properties": {}}
+OPEN_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 # Strict mode wants closed objects: a strict tool's examples carry any JSON
 # under one declared property.
-CLOSED_SCHEMA = {
+CLOSED_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"v": {}},
     "required": ["v"],

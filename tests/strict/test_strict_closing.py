@@ -30,10 +30,11 @@ pytestmark = pytest.mark.requires_patch("strict-schema-checks")
 
 
 def _valid(schema: Any, instance: Any) -> bool:
-    return jsonschema.Draft202012Validator(schema).is_valid(instance)
+    valid: bool = jsonschema.Draft202012Validator(schema).is_valid(instance)
+    return valid
 
 
-DISCRIMINATED = {
+DISCRIMINATED: dict[str, Any] = {
     "type": "object",
     "properties": {"kind": {"type": "string"}},
     "required": ["kind"],
@@ -42,7 +43,7 @@ DISCRIMINATED = {
         {"properties": {"kind": {"const": "b"}, "y": {"type": "string"}}},
     ],
 }
-REF_BESIDE_PROPERTIES = {
+REF_BESIDE_PROPERTIES: dict[str, Any] = {
     "type": "object",
     "$ref": "#/$defs/Base",
     "properties": {"extra": {"type": "string"}},
@@ -50,26 +51,26 @@ REF_BESIDE_PROPERTIES = {
         "Base": {"type": "object", "properties": {"id": {"type": "integer"}}},
     },
 }
-IF_THEN = {
+IF_THEN: dict[str, Any] = {
     "type": "object",
     "properties": {"kind": {"enum": ["a", "b"]}},
     "if": {"properties": {"kind": {"const": "a"}}},
     "then": {"properties": {"x": {"type": "integer"}}, "required": ["x"]},
     "else": {"properties": {"y": {"type": "string"}}},
 }
-DEPENDENT = {
+DEPENDENT: dict[str, Any] = {
     "type": "object",
     "properties": {"card": {"type": "string"}},
     "dependentSchemas": {"card": {"properties": {"cvv": {"type": "string"}}}},
 }
-ALL_OF = {
+ALL_OF: dict[str, Any] = {
     "allOf": [
         {"type": "object", "properties": {"a": {"type": "string"}}},
         {"type": "object", "properties": {"b": {"type": "string"}}},
     ]
 }
 # (schema, inputs valid against it that use only declared names)
-CASES = {
+CASES: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {
     "discriminated-oneOf": (
         DISCRIMINATED,
         [{"kind": "a", "x": 1}, {"kind": "b", "y": "s"}, {"kind": "a", "y": "s"}],
@@ -193,7 +194,7 @@ def _object(draw: st.DrawFn, depth: int, typed: bool) -> dict[str, Any]:
     }
     if typed or draw(st.booleans()):
         schema["type"] = "object"
-    if names and draw(st.booleans()):
+    if len(names) > 0 and draw(st.booleans()):
         schema["required"] = draw(st.lists(st.sampled_from(names), unique=True))
     if draw(st.integers(0, 4)) == 0:
         schema["additionalProperties"] = False

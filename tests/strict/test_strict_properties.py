@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 from typing import Any
 
 import pytest
@@ -26,10 +27,10 @@ from hypothesis import strategies as st
 from claude_agent_sdk import create_sdk_mcp_server, tool
 from tests.lib.cli_peer import serve
 
-try:  # Python 3.11+
-    from re import _parser as sre_parse  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_parse  # type: ignore[no-redef]
+if sys.version_info >= (3, 11):
+    from re import _parser as sre_parse
+else:  # pragma: no cover - Python 3.10
+    import sre_parse
 
 strict_patch = pytest.mark.requires_patch("strict-schema-checks")
 PROPERTY_SETTINGS = settings(
@@ -231,7 +232,7 @@ def _unsupported_regex(pattern: str) -> bool:
     constants = sre_parse
     stack = [parsed]
     while stack:
-        for op, arg in stack.pop():
+        for op, arg in stack.pop().data:
             name = str(op)
             if name in ("GROUPREF", "ASSERT", "ASSERT_NOT"):
                 return True
