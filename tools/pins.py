@@ -14,6 +14,8 @@ MCP_FLOOR = "mcp==1.23.3"
 TEST_DEPS = [
     "pytest==9.2.0",
     "pytest-asyncio==1.5.0",
+    # The relay's lifecycle is tested under trio too (upstream supports it).
+    "anyio[trio]==4.16.0",
     # hypothesis left Python 3.10 behind after 6.168.5.
     "hypothesis==6.170.17; python_version >= '3.11'",
     "hypothesis==6.168.5; python_version < '3.11'",
