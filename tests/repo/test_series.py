@@ -140,3 +140,19 @@ def test_types_upstream_accepts_are_served_and_called(py_type: Any, value: Any) 
     result = asyncio.run(call())
     assert not result.get("isError"), result
     assert received == [value]
+
+
+def test_no_cli_version_remarks_in_the_series_new_modules() -> None:
+    # What a CLI version does goes stale in a docstring; the README says it.
+    new_files = []
+    for patch in forktool.series():
+        lines = patch.read_text("utf-8").splitlines()
+        for index, line in enumerate(lines[:-1]):
+            if line.startswith("diff --git a/src/") and lines[index + 1].startswith(
+                "new file mode"
+            ):
+                new_files.append(line.split()[2].removeprefix("a/"))
+    assert new_files
+    for path in new_files:
+        text = (forktool.ROOT / path).read_text("utf-8")
+        assert not re.search(r"\b2\.1\.\d{3}\b", text), path

@@ -2,7 +2,7 @@
 the Messages API requests Claude Code sends (``tool_fields_relay=True``).
 
 Why it exists: the SDK serves ``strict`` and ``input_examples`` on MCP
-``tools/list``, but Claude Code (2.1.332) does not copy either into the
+``tools/list``, but Claude Code does not copy either into the
 ``tools`` of its API request, so strict tool use never switches on and the
 model never sees the examples. Claude Code honours ``ANTHROPIC_BASE_URL``,
 its supported hook for gateways, so the SDK can put itself on that path: it
@@ -133,7 +133,7 @@ def normalize_mcp_name(name: str) -> str:
 
     Claude Code replaces each UTF-16 code unit outside ``[A-Za-z0-9_-]`` with
     an underscore, so a character beyond the BMP (an emoji) becomes two
-    (measured with 2.1.332: server ``"lagrum-ö📚"`` is ``lagrum-___``, tool
+    (server ``"lagrum-ö📚"`` is ``lagrum-___``, tool
     ``"find.v1"`` is ``find_v1``; see ``tests/e2e/test_e2e_relay.py``).
     """
     return "".join(
