@@ -28,14 +28,17 @@ try:
     from claude_agent_sdk._internal.schema_checks import (
         MAX_SCHEMA_DEPTH,
         check_input_schema,
-        offline_validator,
     )
     from claude_agent_sdk._internal.strict_schema import make_strict
 except ImportError:  # a tree without the patch: these tests must fail
     MAX_SCHEMA_DEPTH = None  # type: ignore[assignment]
     check_input_schema = None  # type: ignore[assignment]
-    offline_validator = None  # type: ignore[assignment]
     make_strict = None  # type: ignore[assignment]
+
+try:
+    from claude_agent_sdk._internal.argument_validation import compile_validator
+except ImportError:  # a tree without that patch: its test must fail
+    compile_validator = None  # type: ignore[assignment]
 
 pytestmark = pytest.mark.requires_patch("schema-checks")
 
@@ -114,11 +117,13 @@ def test_refs_inside_the_document_are_fine() -> None:
         check_input_schema("t", schema, opted_in=True)
 
 
+@pytest.mark.requires_patch("compiled-argument-validators")
 @pytest.mark.usefixtures("no_io")
-def test_the_offline_validator_never_fetches() -> None:
+def test_the_argument_validator_never_fetches() -> None:
+    # The SDK's one validator factory; its registry refuses every retrieval.
     import referencing.exceptions
 
-    validator = offline_validator(_with_ref("https://example.com/a.json"))
+    validator = compile_validator(_with_ref("https://example.com/a.json"))
     with pytest.raises(referencing.exceptions.Unresolvable):
         validator.is_valid({"a": 1})
 

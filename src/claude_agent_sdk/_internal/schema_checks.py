@@ -19,9 +19,6 @@ tool is defined, so it is checked there:
   wire as ``null``) is refused for a tool that opted in to checks
   (``strict=True`` or ``input_examples``) and reported with a
   ``UserWarning`` for any other tool, which upstream serves as it is.
-- ``offline_validator`` builds the jsonschema validator the SDK uses for
-  arguments, examples and ``structuredContent``, with a reference registry
-  whose retrieval always fails: no validation path can do I/O.
 - ``SchemaGraph`` resolves every reference of a schema the way jsonschema
   does (the ``referencing`` library, the same dialect rules, base URIs from
   ``$id``), without retrieving anything; strict mode's checks use it too.
@@ -43,9 +40,6 @@ import jsonschema
 import referencing
 import referencing.exceptions
 import referencing.jsonschema
-from jsonschema_specifications import (  # type: ignore[import-untyped]
-    REGISTRY as _SPECIFICATIONS,
-)
 
 MAX_SCHEMA_DEPTH = 128
 """Deepest JSON nesting (objects and arrays) accepted in a tool's schema.
@@ -171,8 +165,6 @@ def _refuse_retrieval(uri: str) -> referencing.Resource[Any]:
 _NO_RETRIEVAL: referencing.Registry[Any] = referencing.Registry(  # type: ignore[call-arg]
     retrieve=_refuse_retrieval
 )
-# For validators: the metaschemas jsonschema ships with, and nothing else.
-_OFFLINE_REGISTRY: referencing.Registry[Any] = _NO_RETRIEVAL.combine(_SPECIFICATIONS)
 
 
 def _specification(schema: Any) -> referencing.Specification[Any]:
@@ -374,20 +366,6 @@ def _known_uris(resolver: Any) -> set[str]:
 
 
 # --- the checks -----------------------------------------------------------------
-
-
-def offline_validator(schema: Any, **kwargs: Any) -> Any:
-    """The jsonschema validator for ``schema`` that can never do I/O.
-
-    Draft 2020-12 unless the schema names another dialect in ``$schema`` (as
-    MCP reads an ``inputSchema`` without one). References resolve within the
-    schema and to the metaschemas jsonschema ships with; anything else raises
-    ``referencing.exceptions.Unresolvable`` instead of being fetched.
-    """
-    validator_class = jsonschema.validators.validator_for(
-        schema, default=jsonschema.Draft202012Validator
-    )
-    return validator_class(schema, registry=_OFFLINE_REGISTRY, **kwargs)
 
 
 @dataclass(frozen=True)
