@@ -7,7 +7,7 @@ three mcp versions, the proof that the feature tests fail without their
 patches, and the end-to-end tests against the real Claude Code CLI.
 
 Maintenance sessions (not in the default run): vendor, export, rebase, bench,
-demo, cli.
+bench_relay, demo, cli.
 """
 
 from __future__ import annotations
@@ -410,3 +410,20 @@ def bench(session: nox.Session) -> None:
     """
     session.install(PYPERF)
     session.run("python", "-m", "tools.bench", *session.posargs)
+
+
+@nox.session(python=TOOL_PYTHON, venv_backend="uv|virtualenv")
+@nox.parametrize("mcp", list(MCP_MAJORS), ids=list(MCP_MAJORS))
+def bench_relay(session: nox.Session, mcp: str) -> None:
+    """What tool_fields_relay=True costs against no relay (tools/bench_relay.py);
+    rewrites the table in docs/relay.md from every mcp major measured so far.
+
+    nox -s bench_relay                   both majors, 400 rounds
+    nox -s "bench_relay(mcp2)" -- --rounds 100
+    """
+    session.install(".", MCP_MAJORS[mcp])
+    figures = f".cache/bench/relay-{mcp}.json"
+    session.run(
+        "python", "-m", "tools.bench_relay", "--json", figures, "--publish",
+        *session.posargs,
+    )  # fmt: skip

@@ -1,25 +1,30 @@
 """Measure what ``tool_fields_relay=True`` costs: relay vs no relay, one run.
 
-Run it with a Python that has this package installed (either mcp major)::
+    tools/nox -s bench_relay                    # both mcp majors, rewrites docs/relay.md
+    python -m tools.bench_relay --rounds 300    # one run in this environment
 
-    python tools/bench_relay.py                 # defaults: 400 rounds, 64 MB stream
-    python tools/bench_relay.py --json out.json
-
-One loopback stand-in upstream (stdlib, threaded, HTTP/1.1 keep-alive) serves
-both paths; a keep-alive ``http.client`` connection plays the CLI. Each round
-sends the same request straight to the stand-in and through the relay, in
-alternating order, so drift in the machine's speed falls on both alike.
+Three processes, as in use: this one plays the CLI (a keep-alive
+``http.client`` connection, TCP_NODELAY as Node sets it), a second hosts the
+relay as the SDK does (``ToolFieldsRelay`` on its own thread, the main thread
+idle), a third is the stand-in upstream (stdlib, threaded, HTTP/1.1
+keep-alive). Each round sends the same request straight to the stand-in and
+through the relay, in alternating order, so drift in the machine's speed
+falls on both alike.
 
 - **Time to first byte** on a ~70 KB ``POST /v1/messages`` request shaped as
   Claude Code sends it (compact JSON, ~40 built-in tools and the SDK tool the
   relay adds ``strict``/``input_examples`` to): from sending the request to
-  reading the first byte of the SSE body. Reported as median and p99 per
-  path, and the relay's added time (median and p99 of the paired
-  differences).
-- **Streaming throughput**: the stand-in streams ``--stream-mb`` of SSE
-  events as fast as it can; MB/s per path.
+  reading the first byte of the SSE body. Median and p99 per path, and the
+  relay's added time (median and p99 of the paired differences).
+- **Streaming**: SSE events written one at a time as fast as the stand-in
+  can (events/s), and raw bulk (MB/s), per path.
+- **The relay's CPU time** (its process's user + system time) per request
+  and per 100 MB streamed: what it costs the SDK's process, and the rate
+  at which it would saturate a core.
 
-Timings are reported, never asserted.
+Timings are reported, never asserted. ``--json`` keeps the figures;
+``--publish`` rewrites the table in docs/relay.md from every
+``.cache/bench/relay-*.json``.
 """
 
 from __future__ import annotations
@@ -28,9 +33,13 @@ import argparse
 import asyncio
 import http.client
 import json
+import os
 import platform
+import resource
 import socket
 import statistics
+import subprocess
+import sys
 import threading
 import time
 import urllib.parse
@@ -38,8 +47,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from claude_agent_sdk._internal._mcp_compat import MCP_MAJOR
-from claude_agent_sdk._internal.tool_fields_relay import ToolFieldsRelay
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / ".cache" / "bench"
+DOC = ROOT / "docs" / "relay.md"
+START, END = "<!-- relay-bench:start -->", "<!-- relay-bench:end -->"
 
 SDK_TOOL = "mcp__legal__search"
 FIELDS = {
@@ -60,7 +71,12 @@ EVENT = (
     + b"\n\n"
 )
 EVENTS = 20000
+PACED, PACED_RATE = 2000, 2000.0
 FIRST = b'event: message_start\ndata: {"type":"message_start","message":{"id":"m"}}\n\n'
+
+
+def paced_event(stamp: float) -> bytes:
+    return f"data: {stamp:020.6f}\n\n".encode()
 
 
 def request_body(target_kb: int = 70) -> bytes:
@@ -112,56 +128,107 @@ def request_body(target_kb: int = 70) -> bytes:
     return json.dumps(body, separators=(",", ":")).encode()
 
 
-class StandIn:
-    """Answers ``/v1/messages`` with one SSE event, ``/stream`` with many."""
+# --------------------------------------------------------------------------
+# The two helper processes
+# --------------------------------------------------------------------------
 
-    def __init__(self, stream_bytes: int) -> None:
-        stream_events = max(1, stream_bytes // len(EVENT))
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
+def serve_stand_in(stream_bytes: int) -> None:
+    """Answer ``/v1/messages`` with one SSE event, ``/events`` with many
+    small writes, ``/stream`` with ``stream_bytes`` in large writes."""
+    stream_events = max(1, stream_bytes // len(EVENT))
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                return
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
 
-            def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("Content-Length") or 0)
-                self.rfile.read(length)
-                if self.path.startswith("/events"):
-                    # One write per event, as the API streams them.
-                    self._start(len(EVENT) * EVENTS)
-                    for _ in range(EVENTS):
-                        self.wfile.write(EVENT)
-                elif self.path.startswith("/stream"):
-                    block = EVENT * 64
-                    blocks, rest = divmod(stream_events, 64)
-                    total = len(block) * blocks + len(EVENT) * rest
-                    self._start(total)
-                    for _ in range(blocks):
-                        self.wfile.write(block)
-                    self.wfile.write(EVENT * rest)
-                else:
-                    self._start(len(FIRST))
-                    self.wfile.write(FIRST)
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            return
 
-            def _start(self, length: int) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Content-Length", str(length))
-                self.end_headers()
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.path.startswith("/paced"):
+                # PACED events at PACED_RATE, each stamped with the moment it
+                # is written (CLOCK_MONOTONIC is shared by all processes).
+                self._start(len(paced_event(0.0)) * PACED)
+                begin = time.monotonic()
+                for i in range(PACED):
+                    delay = begin + i / PACED_RATE - time.monotonic()
+                    if delay > 0:
+                        time.sleep(delay)
+                    self.wfile.write(paced_event(time.monotonic()))
+            elif self.path.startswith("/events"):
+                self._start(len(EVENT) * EVENTS)
+                for _ in range(EVENTS):  # one write per event, as the API streams
+                    self.wfile.write(EVENT)
+            elif self.path.startswith("/stream"):
+                block = EVENT * 64
+                blocks, rest = divmod(stream_events, 64)
+                self._start(len(block) * blocks + len(EVENT) * rest)
+                for _ in range(blocks):
+                    self.wfile.write(block)
+                self.wfile.write(EVENT * rest)
+            else:
+                self._start(len(FIRST))
+                self.wfile.write(FIRST)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        def _start(self, length: int) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(length))
+            self.end_headers()
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    print(f"http://127.0.0.1:{server.server_address[1]}", flush=True)
+    sys.stdin.read()  # until the bench closes our stdin
+
+
+def serve_relay(upstream: str) -> None:
+    """Host a relay as the SDK does; answer each ``cpu`` line on stdin with
+    this process's CPU seconds so far."""
+    from claude_agent_sdk._internal.tool_fields_relay import ToolFieldsRelay
+
+    relay = ToolFieldsRelay(FIELDS, upstream)
+    asyncio.run(relay.start())
+    print(relay.url, flush=True)
+    for _ in sys.stdin:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        print(usage.ru_utime + usage.ru_stime, flush=True)
+    asyncio.run(relay.stop())
+
+
+class Helper:
+    """One helper process, started with ``--role``; its first line is a URL."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tools.bench_relay", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        assert self.process.stdout is not None and self.process.stdin is not None
+        self.stdin, self.stdout = self.process.stdin, self.process.stdout
+        self.url = self.stdout.readline().strip()
+        if not self.url:
+            raise SystemExit(f"bench helper {args} failed to start")
+
+    def cpu(self) -> float:
+        self.stdin.write("cpu\n")
+        self.stdin.flush()
+        return float(self.stdout.readline())
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.stdin.close()
+        self.process.wait(30)
+
+
+# --------------------------------------------------------------------------
+# The client (the CLI's part)
+# --------------------------------------------------------------------------
 
 
 class Client:
@@ -192,7 +259,7 @@ class Client:
         response.read()
         return elapsed
 
-    def stream(self, path: str = "/stream") -> tuple[float, int]:
+    def stream(self, path: str) -> tuple[float, int]:
         start = time.perf_counter()
         self.conn.request("POST", self.prefix + path, b"{}", self.headers)
         response = self.conn.getresponse()
@@ -201,24 +268,29 @@ class Client:
             total += len(chunk)
         return time.perf_counter() - start, total
 
+    def paced(self) -> tuple[float, list[float]]:
+        """Events/s delivered, and each event's delay from write to read."""
+        self.conn.request("POST", self.prefix + "/paced", b"{}", self.headers)
+        response = self.conn.getresponse()
+        delays: list[float] = []
+        start = time.monotonic()
+        while line := response.readline():
+            if line.startswith(b"data: "):
+                delays.append(time.monotonic() - float(line[6:]))
+        response.read()  # ends the response, so the connection is reused
+        return len(delays) / (time.monotonic() - start), delays
+
 
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--rounds", type=int, default=400)
-    parser.add_argument("--warmup", type=int, default=30)
-    parser.add_argument("--stream-mb", type=int, default=64)
-    parser.add_argument("--stream-rounds", type=int, default=6)
-    parser.add_argument("--json", help="also write the figures to this file")
-    args = parser.parse_args()
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    import importlib.metadata as md
 
-    stand_in = StandIn(args.stream_mb * 1024 * 1024)
-    relay = ToolFieldsRelay(FIELDS, stand_in.url)
-    asyncio.run(relay.start())
+    stand_in = Helper("--role", "stand-in", "--stream-mb", str(args.stream_mb))
+    relay = Helper("--role", "relay", "--upstream", stand_in.url)
     try:
         body = request_body()
         clients = {"direct": Client(stand_in.url), "relay": Client(relay.url)}
@@ -227,31 +299,43 @@ def main() -> None:
                 client.first_byte(body)
         ttfb: dict[str, list[float]] = {"direct": [], "relay": []}
         added: list[float] = []
+        cpu_before = relay.cpu()
         for i in range(args.rounds):
             order = ("direct", "relay") if i % 2 == 0 else ("relay", "direct")
             pair = {name: clients[name].first_byte(body) for name in order}
             for name, value in pair.items():
                 ttfb[name].append(value)
             added.append(pair["relay"] - pair["direct"])
+        cpu_per_request = (relay.cpu() - cpu_before) / args.rounds
         throughput: dict[str, list[float]] = {"direct": [], "relay": []}
         event_rate: dict[str, list[float]] = {"direct": [], "relay": []}
+        paced_rate: dict[str, list[float]] = {"direct": [], "relay": []}
+        paced_delays: dict[str, list[float]] = {"direct": [], "relay": []}
+        cpu_stream = 0.0
+        streamed = 0
         for i in range(args.stream_rounds):
             order = ("direct", "relay") if i % 2 == 0 else ("relay", "direct")
             for name in order:
-                seconds, size = clients[name].stream()
+                cpu_before = relay.cpu()
+                seconds, size = clients[name].stream("/stream")
+                if name == "relay":
+                    cpu_stream += relay.cpu() - cpu_before
+                    streamed += size
                 throughput[name].append(size / seconds / 1e6)
                 seconds, size = clients[name].stream("/events")
                 event_rate[name].append(EVENTS / seconds)
+                rate, delays = clients[name].paced()
+                paced_rate[name].append(rate)
+                paced_delays[name].extend(delays)
     finally:
-        asyncio.run(relay.stop())
+        relay.stop()
         stand_in.stop()
-
-    import importlib.metadata as md
-
-    figures = {
+    return {
         "python": platform.python_version(),
+        "cpus": os.cpu_count(),
         "mcp": md.version("mcp"),
-        "http_client": "httpx2" if MCP_MAJOR >= 2 else "httpx",
+        "http_client": "httpx2" if md.version("mcp").startswith("2") else "httpx",
+        "date": time.strftime("%Y-%m-%d"),
         "request_bytes": len(body),
         "rounds": args.rounds,
         "ttfb_ms": {
@@ -265,43 +349,112 @@ def main() -> None:
             "median": statistics.median(added) * 1e3,
             "p99": percentile(added, 99) * 1e3,
         },
+        "relay_cpu_ms_per_request": cpu_per_request * 1e3,
         "stream_mb": args.stream_mb,
-        "throughput_MBps": {
-            name: statistics.median(values) for name, values in throughput.items()
-        },
-        "events_per_s": {
-            name: statistics.median(values) for name, values in event_rate.items()
+        "stream_rounds": args.stream_rounds,
+        "throughput_MBps": {n: statistics.median(v) for n, v in throughput.items()},
+        "events_per_s": {n: statistics.median(v) for n, v in event_rate.items()},
+        "relay_cpu_s_per_100MB": cpu_stream / streamed * 1e8,
+        "paced": {"events": PACED, "rate": PACED_RATE},
+        "paced_events_per_s": {n: statistics.median(v) for n, v in paced_rate.items()},
+        "paced_delay_ms": {
+            name: {
+                "median": statistics.median(values) * 1e3,
+                "p99": percentile(values, 99) * 1e3,
+            }
+            for name, values in paced_delays.items()
         },
     }
-    t, a, s = figures["ttfb_ms"], figures["added_ms"], figures["throughput_MBps"]
-    print(
-        f"Python {figures['python']}, mcp {figures['mcp']} "
-        f"({figures['http_client']}), request {len(body) / 1024:.1f} KB, "
-        f"{args.rounds} rounds"
+
+
+# --------------------------------------------------------------------------
+# Reporting
+# --------------------------------------------------------------------------
+
+
+def render(runs: list[dict[str, Any]]) -> str:
+    def row(label: str, cell: Any) -> str:
+        return f"| {label} |" + "".join(f" {cell(run)} |" for run in runs)
+
+    def pair(d: dict[str, float], fmt: str) -> str:
+        change = (d["relay"] / d["direct"] - 1) * 100
+        return f"{d['relay']:{fmt}} vs {d['direct']:{fmt}} ({change:+.0f} %)"
+
+    first = runs[0]
+    lines = [
+        "| | " + " | ".join(f"mcp {r['mcp']} ({r['http_client']})" for r in runs) + " |",
+        "|---|" + "---|" * len(runs),
+        row("added to first byte, median", lambda r: f"{r['added_ms']['median']:.2f} ms"),
+        row("added to first byte, p99", lambda r: f"{r['added_ms']['p99']:.2f} ms"),
+        row("first byte, relay vs none, median",
+            lambda r: f"{r['ttfb_ms']['relay']['median']:.2f} vs "
+            f"{r['ttfb_ms']['direct']['median']:.2f} ms"),
+        row("relay CPU per request", lambda r: f"{r['relay_cpu_ms_per_request']:.2f} ms"),
+        row(f"SSE at {PACED_RATE:,.0f} events/s, delivered events/s",
+            lambda r: pair(r["paced_events_per_s"], ",.0f")),
+        row("SSE at that rate, delay per event, median / p99",
+            lambda r: f"{r['paced_delay_ms']['relay']['median']:.2f} / "
+            f"{r['paced_delay_ms']['relay']['p99']:.2f} ms vs "
+            f"{r['paced_delay_ms']['direct']['median']:.2f} / "
+            f"{r['paced_delay_ms']['direct']['p99']:.2f} ms"),
+        row(f"SSE as fast as possible, one write per event ({EVENTS:,} events), events/s",
+            lambda r: pair(r["events_per_s"], ",.0f")),
+        row(f"bulk stream as fast as possible ({first['stream_mb']} MB), MB/s",
+            lambda r: pair(r["throughput_MBps"], ".0f")),
+        row("relay CPU per 100 MB streamed (its capacity on one core)",
+            lambda r: f"{r['relay_cpu_s_per_100MB']:.2f} s "
+            f"(~{100 / r['relay_cpu_s_per_100MB']:.0f} MB/s)"),
+    ]  # fmt: skip
+    intro = (
+        f"Measured {first['date']} with `tools/nox -s bench_relay` "
+        f"(`tools/bench_relay.py`): Python {first['python']}, {first['cpus']} CPUs, "
+        f"{first['rounds']} interleaved rounds of a {first['request_bytes'] / 1024:.0f} KB "
+        "request, the CLI, the SDK's process and the stand-in upstream each a "
+        'process of its own on loopback. "vs" compares relay with no relay in '
+        "the same run."
     )
-    print("| | no relay | relay | added by the relay |")
-    print("|---|---|---|---|")
-    print(
-        f"| first byte, median | {t['direct']['median']:.2f} ms | "
-        f"{t['relay']['median']:.2f} ms | {a['median']:.2f} ms |"
-    )
-    print(
-        f"| first byte, p99 | {t['direct']['p99']:.2f} ms | "
-        f"{t['relay']['p99']:.2f} ms | {a['p99']:.2f} ms |"
-    )
-    print(
-        f"| SSE throughput ({args.stream_mb} MB, median of {args.stream_rounds}) | "
-        f"{s['direct']:.0f} MB/s | {s['relay']:.0f} MB/s | "
-        f"{(s['relay'] / s['direct'] - 1) * 100:+.0f} % |"
-    )
-    e = figures["events_per_s"]
-    print(
-        f"| SSE events, one write each ({EVENTS}, median of {args.stream_rounds}) | "
-        f"{e['direct']:,.0f}/s | {e['relay']:,.0f}/s | "
-        f"{(e['relay'] / e['direct'] - 1) * 100:+.0f} % |"
-    )
+    return "\n".join([intro, "", *lines]) + "\n"
+
+
+def publish() -> None:
+    runs = [
+        json.loads(path.read_text("utf-8"))
+        for path in sorted(CACHE.glob("relay-*.json"))
+    ]
+    if not runs:
+        raise SystemExit(f"no {CACHE}/relay-*.json to publish")
+    table = render(runs)
+    print(table)
+    text = DOC.read_text("utf-8")
+    start, end = text.find(START), text.find(END)
+    if start < 0 or end < start:
+        raise SystemExit(f"{DOC} has no {START} … {END} markers")
+    DOC.write_text(text[: start + len(START)] + "\n" + table + text[end:], "utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--role", choices=["stand-in", "relay"], help=argparse.SUPPRESS)
+    parser.add_argument("--upstream", help=argparse.SUPPRESS)
+    parser.add_argument("--rounds", type=int, default=400)
+    parser.add_argument("--warmup", type=int, default=30)
+    parser.add_argument("--stream-mb", type=int, default=64)
+    parser.add_argument("--stream-rounds", type=int, default=6)
+    parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--publish", action="store_true",
+                        help="rewrite docs/relay.md's table from .cache/bench/relay-*.json")  # fmt: skip
+    args = parser.parse_args()
+    if args.role == "stand-in":
+        return serve_stand_in(args.stream_mb * 1024 * 1024)
+    if args.role == "relay":
+        return serve_relay(args.upstream)
+    figures = measure(args)
+    print(render([figures]))
     if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=2), encoding="utf-8")
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n", "utf-8")
+    if args.publish:
+        publish()
 
 
 if __name__ == "__main__":

@@ -7,12 +7,14 @@ and trio callers and never keep the interpreter alive.
 
 from __future__ import annotations
 
+import ssl
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class Loopback:
-    """``handler`` served on ``(host, port)`` (port 0: any free one) until ``stop``."""
+    """``handler`` served on ``(host, port)`` (port 0: any free one) until ``stop``,
+    over TLS with ``tls``."""
 
     def __init__(
         self,
@@ -20,9 +22,12 @@ class Loopback:
         name: str,
         host: str = "127.0.0.1",
         port: int = 0,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.server = ThreadingHTTPServer((host, port), handler)
         self.server.daemon_threads = True
+        if tls is not None:  # HTTPS: the handshake happens as a connection is accepted
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
         self._thread = threading.Thread(
             target=self.server.serve_forever,
             kwargs={"poll_interval": 0.05},

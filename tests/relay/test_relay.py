@@ -22,6 +22,7 @@ import pytest
 
 from claude_agent_sdk import ClaudeAgentOptions, create_sdk_mcp_server, tool
 from tests.lib.relay_upstream import Upstream
+from tests.lib.tls import LoopbackCertificate, loopback_certificate
 
 try:
     from claude_agent_sdk._internal import tool_fields_relay as relay_module
@@ -37,6 +38,7 @@ try:
         refuse_unservable_provider,
         resolve_upstream,
         rewrite_body,
+        start_for_cli,
         with_beta,
     )
 except ImportError:  # a tree without the relay patch: these tests must fail
@@ -52,6 +54,7 @@ except ImportError:  # a tree without the relay patch: these tests must fail
     refuse_unservable_provider = None  # type: ignore[assignment]
     resolve_upstream = None  # type: ignore[assignment]
     rewrite_body = None  # type: ignore[assignment]
+    start_for_cli = None  # type: ignore[assignment]
     with_beta = None  # type: ignore[assignment]
 from claude_agent_sdk._internal.transport.subprocess_cli import (
     SubprocessCLITransport,
@@ -607,6 +610,151 @@ async def test_client_disconnect_closes_the_upstream_request(
     assert "rest_sent" not in upstream.events
 
 
+def _raw_exchange(url: str, data: bytes, *, responses: int = 1) -> bytes:
+    """Send ``data`` as is on one connection to the relay and read until
+    ``responses`` responses have ended (or the relay closes)."""
+    host_port, _, prefix = url.removeprefix("http://").partition("/")
+    port = int(host_port.rsplit(":", 1)[1])
+    received = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(data.replace(b"/PREFIX", b"/" + prefix.encode()))
+        while received.count(b'{"ok": true}') + received.count(b"error") < responses:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            received += chunk
+    return received
+
+
+def _request(path: bytes, body: bytes = b"{}", *extra: bytes) -> bytes:
+    head = [b"POST /PREFIX" + path + b" HTTP/1.1", b"Host: relay"]
+    head += [*extra, b"Content-Length: " + str(len(body)).encode()]
+    return b"\r\n".join(head) + b"\r\n\r\n" + body
+
+
+async def test_a_malformed_request_gets_a_400_and_is_never_forwarded(
+    relay: ToolFieldsRelay, upstream: Upstream
+) -> None:
+    for garbage in (
+        b"NOT HTTP AT ALL\r\n\r\n",
+        b"POST /PREFIX/v1/messages HTTP/1.1\r\nContent-Length: x\r\n\r\n",
+        b"POST /PREFIX/v1/messages HTTP/1.1\r\n" + b"X: " + b"y" * 70000 + b"\r\n\r\n",
+    ):
+        reply = await asyncio.to_thread(_raw_exchange, relay.url, garbage)
+        assert reply.startswith(b"HTTP/1.1 4"), reply[:80]
+        assert b'"type":"error"' in reply.replace(b" ", b"")
+    assert upstream.seen == []
+
+
+async def test_pipelined_requests_on_one_connection_are_each_answered(
+    relay: ToolFieldsRelay, upstream: Upstream
+) -> None:
+    three = b"".join(_request(b"/v1/other/" + str(i).encode()) for i in range(3))
+    reply = await asyncio.to_thread(_raw_exchange, relay.url, three, responses=3)
+    assert reply.count(b"HTTP/1.1 200") == 3
+    assert [seen.path for seen in upstream.seen] == [f"/v1/other/{i}" for i in range(3)]
+
+
+async def test_expect_100_continue_is_answered_before_the_body(
+    relay: ToolFieldsRelay, upstream: Upstream
+) -> None:
+    host_port, _, prefix = relay.url.removeprefix("http://").partition("/")
+    body = json.dumps(messages_body(STRICT)).encode()
+
+    def exchange() -> bytes:
+        with socket.create_connection(
+            ("127.0.0.1", int(host_port.rsplit(":", 1)[1])), timeout=10
+        ) as sock:
+            head = _request(b"/v1/messages", b"", b"Expect: 100-continue")
+            head = head.replace(
+                b"Content-Length: 0", f"Content-Length: {len(body)}".encode()
+            )
+            sock.sendall(head.replace(b"/PREFIX", b"/" + prefix.encode()))
+            interim = sock.recv(65536)
+            sock.sendall(body)
+            reply = b""
+            while b'{"ok": true}' not in reply:
+                reply += sock.recv(65536)
+            return interim + reply
+
+    reply = await asyncio.to_thread(exchange)
+    assert reply.startswith(b"HTTP/1.1 100 ")
+    assert b"HTTP/1.1 200 " in reply
+    assert upstream.seen[0].json()["tools"][0]["strict"] is True
+
+
+async def test_a_reader_that_stops_reading_is_not_buffered_for(
+    relay: ToolFieldsRelay, upstream: Upstream
+) -> None:
+    # The upstream streams 96 MB as fast as it can; the "CLI" reads one
+    # chunk and then nothing. The relay must stop reading from the upstream
+    # once the CLI's socket and a small buffer are full, not take it all in.
+    host_port, _, prefix = relay.url.removeprefix("http://").partition("/")
+
+    def stalled_reader() -> tuple[int, int]:
+        with socket.create_connection(
+            ("127.0.0.1", int(host_port.rsplit(":", 1)[1])), timeout=10
+        ) as sock:
+            sock.sendall(_request(b"/big").replace(b"/PREFIX", b"/" + prefix.encode()))
+            sock.recv(4096)
+            time.sleep(1.5)
+            stalled_at = int(upstream.events["big_written"])
+            time.sleep(0.5)
+            return stalled_at, int(upstream.events["big_written"])
+
+    stalled_at, later = await asyncio.to_thread(stalled_reader)
+    assert later == stalled_at  # no progress while the CLI reads nothing
+    assert stalled_at < upstream.big // 3
+
+
+async def test_a_failure_inside_the_relay_is_a_500_and_the_next_request_works(
+    relay: ToolFieldsRelay,
+    upstream: Upstream,
+    client: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from claude_agent_sdk._internal import tool_fields_relay as module
+
+    real = module.rewrite_body
+
+    def broken_once(body: bytes, fields: Any) -> Any:
+        monkeypatch.setattr(module, "rewrite_body", real)
+        raise RuntimeError("boom " + API_KEY)
+
+    monkeypatch.setattr(module, "rewrite_body", broken_once)
+    with caplog.at_level(logging.DEBUG):
+        failed = await client.post(
+            relay.url + "/v1/messages", json=messages_body(STRICT)
+        )
+    assert failed.status_code == 500
+    assert failed.json()["type"] == "error"
+    assert "RuntimeError" in caplog.text and API_KEY not in caplog.text
+    assert upstream.seen == []
+    ok = await client.post(relay.url + "/v1/messages", json=messages_body(STRICT))
+    assert ok.status_code == 200 and upstream.seen[0].json()["tools"][0]["strict"]
+
+
+async def test_stop_ends_a_response_still_streaming(upstream: Upstream) -> None:
+    upstream.pause = 30.0
+    fds = open_fds()
+    r = ToolFieldsRelay(FIELDS, upstream.url)
+    await r.start()
+    port = r.port
+    assert port is not None
+    async with (
+        http.AsyncClient(trust_env=False, timeout=30) as c,
+        c.stream("POST", r.url + "/slow", json={}) as response,
+    ):
+        async for _ in response.aiter_raw():
+            break  # mid-stream: the upstream is silent for 30 s
+        started = time.monotonic()
+        await r.stop()
+        assert time.monotonic() - started < 5.0
+    _assert_gone(port)
+    assert new_fds(fds) == set()
+
+
 # --------------------------------------------------------------------------
 # Proxies and credentials
 # --------------------------------------------------------------------------
@@ -624,6 +772,76 @@ async def test_outbound_leg_goes_through_the_configured_proxy(
     assert response.status_code == 200
     assert upstream.seen[-1].path == "http://upstream.invalid:8080/base/v1/messages"
     assert upstream.seen[-1].json()["tools"][0]["strict"] is True
+
+
+@pytest.fixture
+def certificate(tmp_path: Path) -> LoopbackCertificate:
+    return loopback_certificate(tmp_path)
+
+
+@pytest.fixture
+def https_upstream(certificate: LoopbackCertificate) -> Iterator[Upstream]:
+    server = Upstream(tls=certificate.server_context()).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+async def test_an_https_upstream_is_verified_and_streams(
+    https_upstream: Upstream, certificate: LoopbackCertificate, client: Any
+) -> None:
+    trusted = certificate.client_context()
+    async with ToolFieldsRelay(FIELDS, https_upstream.url, verify=trusted) as r:
+        response = await client.post(r.url + "/v1/messages", json=messages_body(STRICT))
+        async with client.stream("POST", r.url + "/slow", json={}) as streamed:
+            body = b"".join([chunk async for chunk in streamed.aiter_raw()])
+    assert response.status_code == 200
+    assert https_upstream.seen[0].json()["tools"][0]["strict"] is True
+    assert body == https_upstream.first + https_upstream.rest
+    # Not trusted: the certificate is checked, and the CLI gets a 502.
+    async with ToolFieldsRelay(FIELDS, https_upstream.url) as r:
+        refused = await client.post(r.url + "/v1/messages", json=messages_body(STRICT))
+    assert refused.status_code == 502
+    assert "ConnectError" in refused.json()["error"]["message"]
+    assert len(https_upstream.seen) == 2
+
+
+async def test_an_https_upstream_through_a_connect_proxy(
+    https_upstream: Upstream,
+    upstream: Upstream,
+    certificate: LoopbackCertificate,
+    client: Any,
+) -> None:
+    # The plain stand-in is the proxy: it records the CONNECT and tunnels it.
+    proxy = outbound_proxy(https_upstream.url, {"HTTPS_PROXY": upstream.url})
+    assert proxy == upstream.url
+    async with ToolFieldsRelay(
+        FIELDS, https_upstream.url, proxy=proxy, verify=certificate.client_context()
+    ) as r:
+        response = await client.post(r.url + "/v1/messages", json=messages_body(STRICT))
+    assert response.status_code == 200
+    assert [seen.method for seen in upstream.seen] == ["CONNECT"]
+    assert upstream.seen[0].path == https_upstream.url.removeprefix("https://")
+    assert https_upstream.seen[0].json()["tools"][0]["strict"] is True
+
+
+async def test_the_clis_ca_setting_is_honoured(
+    https_upstream: Upstream, certificate: LoopbackCertificate, client: Any
+) -> None:
+    cli_env = {
+        "ANTHROPIC_BASE_URL": https_upstream.url,
+        "NODE_EXTRA_CA_CERTS": str(certificate.cert),
+    }
+    r = await start_for_cli({}, cli_env)
+    try:
+        response = await client.post(
+            cli_env["ANTHROPIC_BASE_URL"] + "/v1/messages", json=messages_body(STRICT)
+        )
+    finally:
+        await r.stop()
+    assert response.status_code == 200
+    assert https_upstream.seen[0].path == "/v1/messages"
 
 
 async def test_credentials_are_never_logged_or_echoed(

@@ -135,6 +135,12 @@ def http_client_module() -> ModuleType:
     return importlib.import_module("httpx2" if MCP_MAJOR >= 2 else "httpx")
 
 
+def http_transport_module() -> ModuleType:
+    """The transport package under :func:`http_client_module`: ``httpcore``
+    for ``httpx``, ``httpcore2`` for ``httpx2`` (same API)."""
+    return importlib.import_module("httpcore2" if MCP_MAJOR >= 2 else "httpcore")
+
+
 def complete_listed_tools(server: Server, payload: dict[str, Any]) -> dict[str, Any]:
     """Add each tool's listed fields to a serialized ``tools/list`` response.
 

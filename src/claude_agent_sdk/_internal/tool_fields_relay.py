@@ -32,8 +32,9 @@ What it guarantees:
   or echoed.
 
 How it runs: a dedicated thread with its own asyncio loop serves the relay
-with uvicorn (h11) and forwards with the httpx-style client mcp already
-installs (see ``_mcp_compat.http_client_module``). The caller's event loop
+(h11 parses the CLI's requests) and forwards with the transport of the
+httpx-style client mcp already installs (see
+``_mcp_compat.http_client_module``). The caller's event loop
 (asyncio or trio) only starts and stops that thread, through
 ``anyio.to_thread``, so the relay works the same under either and never
 competes with the caller's tasks.
@@ -43,7 +44,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hmac
+import importlib.util
 import json
 import logging
 import secrets
@@ -57,13 +60,11 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-import uvicorn
+import h11
 from mcp.server import Server
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.types import Message, Receive, Scope, Send
 
-from ._mcp_compat import http_client_module, listed_fields
+from ._mcp_compat import http_client_module, http_transport_module, listed_fields
+from .relay_connections import outbound_pool, transport_errors
 from .strict_schema import StrictLimitExceeded, find_limit_violations
 
 logger = logging.getLogger(__name__)
@@ -109,14 +110,13 @@ _NOT_FORWARDED_REQUEST = _HOP_BY_HOP | {b"host", b"content-length"}
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost")
 
-# uvicorn closes an idle keep-alive connection after this long. The CLI keeps
-# one connection for a whole query and may sit idle while a tool runs, so the
-# default of 5 s would make it reconnect (and race the close) mid-query.
-_KEEP_ALIVE_S = 600
-# How long stop() lets in-flight responses finish before they are cancelled.
-# The CLI has exited by then, so its connections are normally gone already.
-_GRACEFUL_SHUTDOWN_S = 2
 _START_TIMEOUT_S = 30.0
+_URL_CACHE_SIZE = 64
+_METHODS_WITH_BODY = frozenset({b"POST", b"PUT", b"PATCH"})
+# Outbound timeouts. No read limit: a long generation streams for minutes,
+# and the CLI applies its own API timeout. No idle limit on the CLI's side
+# either: it keeps one connection for a whole query, idle while tools run.
+_TIMEOUTS = {"connect": 30.0, "read": None, "write": 60.0, "pool": None}
 
 
 class ToolFieldsRelayError(ValueError):
@@ -208,6 +208,14 @@ def resolve_upstream(env: Mapping[str, str]) -> str:
             "tool_fields_relay=True needs ANTHROPIC_BASE_URL to be an http(s) URL "
             f"(got one with scheme {parts.scheme!r})"
         )
+    if parts.username is not None or parts.password is not None:
+        # The relay forwards to the URL's host and the CLI's own headers; a
+        # user:password in the URL would silently go nowhere.
+        raise ToolFieldsRelayError(
+            "tool_fields_relay=True cannot forward credentials written into "
+            "ANTHROPIC_BASE_URL (user:password@); send them as headers instead "
+            "(ANTHROPIC_AUTH_TOKEN or ANTHROPIC_CUSTOM_HEADERS)"
+        )
     return upstream.rstrip("/")
 
 
@@ -229,6 +237,27 @@ def outbound_proxy(upstream: str, env: Mapping[str, str]) -> str | None:
     if not proxy or _bypasses_proxy(parts, _env_value(env, "no_proxy")):
         return None
     return proxy
+
+
+def _check_proxy(proxy: str | None) -> None:
+    """Refuse, before the relay starts, a proxy its outbound leg cannot use.
+
+    The message names the scheme only: a proxy URL may carry credentials.
+    """
+    if not proxy:
+        return
+    scheme = urllib.parse.urlsplit(proxy).scheme.lower()
+    if scheme not in ("http", "https", "socks5", "socks5h"):
+        raise ToolFieldsRelayError(
+            f"tool_fields_relay cannot use a {scheme or 'scheme-less'} proxy from "
+            "HTTPS_PROXY/HTTP_PROXY/ALL_PROXY; http, https, socks5 and socks5h "
+            "are supported"
+        )
+    if scheme.startswith("socks") and importlib.util.find_spec("socksio") is None:
+        raise ToolFieldsRelayError(
+            "tool_fields_relay needs the socksio package for the SOCKS proxy in "
+            "HTTPS_PROXY/HTTP_PROXY/ALL_PROXY (pip install socksio), as httpx does"
+        )
 
 
 def _bypasses_proxy(url: urllib.parse.SplitResult, no_proxy: str) -> bool:
@@ -348,13 +377,30 @@ def rewrite_body(
             replaced.append((before, entry))
     if not rewrite.modified_tools:
         return unchanged
-    rewrite.exceeded = find_limit_violations(
-        (str(entry.get("name")), entry.get("input_schema"))
-        for entry in tools
-        if isinstance(entry, dict) and entry.get("strict") is True
+    rewrite.exceeded = list(
+        _limit_violations(
+            tuple(
+                (str(entry.get("name")), _compact(entry.get("input_schema")))
+                for entry in tools
+                if isinstance(entry, dict) and entry.get("strict") is True
+            )
+        )
     )
     rewrite.body = _splice(body, replaced) or _compact(request)
     return rewrite
+
+
+@functools.lru_cache(maxsize=64)
+def _limit_violations(
+    strict_tools: tuple[tuple[str, bytes], ...],
+) -> tuple[StrictLimitExceeded, ...]:
+    # The CLI sends the same tools on every turn of a query, so the counts
+    # are kept (keyed by the encoded schemas) instead of walked each time.
+    return tuple(
+        find_limit_violations(
+            (name, json.loads(schema)) for name, schema in strict_tools
+        )
+    )
 
 
 def _compact(value: Any) -> bytes:
@@ -401,13 +447,12 @@ def with_beta(
     return result
 
 
-def anthropic_error(status: int, error_type: str, message: str) -> JSONResponse:
-    """An error response in the Messages API's own shape, so the CLI reports
+def error_body(error_type: str, message: str) -> bytes:
+    """An error in the Messages API's own shape, so the CLI reports
     ``API Error: <status> <message>`` to the caller as for any API error."""
-    return JSONResponse(
-        {"type": "error", "error": {"type": error_type, "message": message}},
-        status_code=status,
-    )
+    return json.dumps(
+        {"type": "error", "error": {"type": error_type, "message": message}}
+    ).encode()
 
 
 def _limits_message(rewrite: Rewrite) -> str:
@@ -419,47 +464,57 @@ def _limits_message(rewrite: Rewrite) -> str:
 
 
 # --------------------------------------------------------------------------
-# The ASGI application
+# One exchange: CLI request in, upstream response out
 # --------------------------------------------------------------------------
 
 
-class _RelayApp:
-    """The relay's request handler (one instance per relay)."""
+class _Forwarder:
+    """What the relay does with each request (one instance per relay)."""
 
     def __init__(
         self,
         secret: str,
         upstream: str,
         fields_by_name: Mapping[str, Mapping[str, Any]],
+        pool: Any,
     ) -> None:
         self._prefix = f"/{secret}".encode()
         self._upstream = upstream
+        self._host = http_client_module().URL(upstream).netloc
         self._fields_by_name = fields_by_name
-        self.client: Any = None  # created on the relay's own loop, see _serve
-        self._http = http_client_module()
+        self._pool = pool
+        self._core = http_transport_module()
+        self._errors = transport_errors()
+        self._urls: dict[bytes, Any] = {}
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":  # lifespan is off; websockets are refused
-            return
-        rest = self._route(scope)
+    def route(self, target: bytes) -> bytes | None:
+        """The target after the secret prefix (with query), or None without it."""
+        path, question, query = target.partition(b"?")
+        head, slash, tail = path[1:].partition(b"/")
+        if not path.startswith(b"/") or not hmac.compare_digest(
+            b"/" + head, self._prefix
+        ):
+            return None
+        return slash + tail + question + query
+
+    async def exchange(
+        self, request: h11.Request, body: bytes, cli: _CliConnection
+    ) -> None:
+        rest = self.route(request.target)
         if rest is None:
             # Never forwarded and nothing echoed: the caller learns only that
             # there is nothing here.
-            await anthropic_error(404, "not_found_error", "Not found")(
-                scope, receive, send
-            )
+            cli.respond_error(404, "not_found_error", "Not found")
             return
-        request = Request(scope, receive)
-        body = await request.body()
         headers = [
             (name, value)
-            for name, value in scope["headers"]
-            if name.lower() not in _NOT_FORWARDED_REQUEST
+            for name, value in request.headers
+            if name not in _NOT_FORWARDED_REQUEST
         ]
         route = rest.split(b"?", 1)[0].rstrip(b"/").decode("latin-1")
         rewrite = Rewrite(body)
         if (
-            scope["method"] == "POST"
+            request.method == b"POST"
             and route in _REWRITTEN_ROUTES
             and not _has_content_encoding(headers)
         ):
@@ -467,69 +522,109 @@ class _RelayApp:
         if rewrite.exceeded:
             message = _limits_message(rewrite)
             logger.warning("%s", message)
-            await anthropic_error(400, "invalid_request_error", message)(
-                scope, receive, send
-            )
+            cli.respond_error(400, "invalid_request_error", message)
             return
         if rewrite.added_examples:
             headers = with_beta(headers)
-        await self._forward(scope, receive, send, rest, headers, rewrite)
+        await self._forward(request.method, rest, headers, rewrite, cli)
 
-    def _route(self, scope: Scope) -> bytes | None:
-        """The path after the secret prefix (with query), or None without it."""
-        raw_path: bytes = scope.get("raw_path") or scope["path"].encode()
-        raw_path = raw_path.split(b"?", 1)[0]
-        head, slash, tail = raw_path[1:].partition(b"/")
-        if not hmac.compare_digest(b"/" + head, self._prefix):
-            return None
-        rest = slash + tail
-        query: bytes = scope.get("query_string") or b""
-        return rest + (b"?" + query if query else b"")
+    def _url(self, rest: bytes) -> Any:
+        # The CLI uses a handful of paths; parsing each URL once saves a
+        # twentieth of a millisecond per request.
+        url = self._urls.get(rest)
+        if url is None:
+            if len(self._urls) >= _URL_CACHE_SIZE:
+                self._urls.clear()
+            url = self._urls[rest] = self._core.URL(
+                self._upstream + rest.decode("latin-1")
+            )
+        return url
 
     async def _forward(
         self,
-        scope: Scope,
-        receive: Receive,
-        send: Send,
+        method: bytes,
         rest: bytes,
         headers: list[tuple[bytes, bytes]],
         rewrite: Rewrite,
+        cli: _CliConnection,
     ) -> None:
-        http = self._http
-        outbound = self.client.build_request(
-            scope["method"],
-            self._upstream + rest.decode("latin-1"),
+        # Host and Content-Length as the HTTP client would set them.
+        headers = [(b"host", self._host), *headers]
+        if rewrite.body or method in _METHODS_WITH_BODY:
+            headers.append((b"content-length", str(len(rewrite.body)).encode()))
+        outbound = self._core.Request(
+            method,
+            self._url(rest),
             headers=headers,
             content=rewrite.body,
+            extensions={"timeout": _TIMEOUTS},
         )
         try:
-            response = await self.client.send(outbound, stream=True)
-        except http.TransportError as error:
+            response = await self._pool.handle_async_request(outbound)
+        except self._errors as error:
             # The error's class says what failed; its text is not passed on,
             # it may quote the upstream URL.
             logger.warning(
                 "tool_fields_relay could not reach the upstream API: %s",
                 type(error).__name__,
             )
-            await anthropic_error(
+            cli.respond_error(
                 502,
                 "api_error",
                 f"tool_fields_relay could not reach the upstream API "
                 f"({type(error).__name__})",
-            )(scope, receive, send)
+            )
             return
         try:
-            if response.status_code == 400 and rewrite.modified_tools:
+            if response.status == 400 and rewrite.modified_tools:
+                request_id = next(
+                    (v for k, v in response.headers if k.lower() == b"request-id"),
+                    b"-",
+                )
                 logger.warning(
                     "The API answered 400 to a request to which tool_fields_relay "
                     "added strict/input_examples (tools: %s; request-id: %s); "
                     "passing it through unchanged",
                     ", ".join(rewrite.modified_tools),
-                    response.headers.get("request-id", "-"),
+                    request_id.decode("latin-1"),
                 )
-            await _stream_back(response, receive, send)
+            await self._stream_back(response, cli)
         finally:
             await response.aclose()
+
+    async def _stream_back(self, response: Any, cli: _CliConnection) -> None:
+        """Pass ``response`` to the CLI chunk by chunk, as it arrives.
+
+        The body as received (httpcore decodes nothing), so content-encoding
+        passes through untouched. If the CLI disconnects, its connection
+        cancels this task and the caller closes the upstream response.
+        """
+        cli.send(
+            h11.Response(
+                status_code=response.status,
+                headers=[
+                    (name, value)
+                    for name, value in response.headers
+                    if name.lower() not in _HOP_BY_HOP
+                ],
+                reason=response.extensions.get("reason_phrase", b""),
+            )
+        )
+        try:
+            async for chunk in response.stream:
+                cli.send(h11.Data(data=chunk))
+                await cli.drain()
+        except self._errors as error:
+            # Headers are out, so the status cannot change any more; ending
+            # the response early tells the CLI the stream broke, and it
+            # retries as for any dropped stream.
+            logger.warning(
+                "tool_fields_relay lost the upstream API mid-response: %s",
+                type(error).__name__,
+            )
+            cli.abort()
+            return
+        cli.send(h11.EndOfMessage())
 
 
 def _has_content_encoding(headers: Iterable[tuple[bytes, bytes]]) -> bool:
@@ -539,75 +634,154 @@ def _has_content_encoding(headers: Iterable[tuple[bytes, bytes]]) -> bool:
     )
 
 
-async def _stream_back(response: Any, receive: Receive, send: Send) -> None:
-    """Pass ``response`` to the CLI chunk by chunk, as it arrives.
+# --------------------------------------------------------------------------
+# The CLI's connections
+# --------------------------------------------------------------------------
 
-    Raw bytes (``aiter_raw``) so content-encoding passes through untouched.
-    A watcher ends the copy when the CLI disconnects, even while the
-    upstream is silent; the caller then closes the upstream response.
+
+class _CliConnection(asyncio.Protocol):
+    """One connection from the CLI, parsed by h11, one exchange at a time.
+
+    A plain protocol rather than an ASGI server: the relay needs none of a
+    web framework's layers, and on a ~70 KB request they cost about half a
+    millisecond per API call. h11 does all the HTTP parsing and framing.
     """
-    headers = [
-        (name, value)
-        for name, value in response.headers.raw
-        if name.lower() not in _HOP_BY_HOP
-    ]
-    async with anyio.create_task_group() as group:
 
-        async def watch_disconnect() -> None:
-            message: Message = {"type": ""}
-            while message["type"] != "http.disconnect":
-                message = await receive()
-            group.cancel_scope.cancel()
+    def __init__(self, forwarder: _Forwarder, live: set[_CliConnection]) -> None:
+        self._forwarder = forwarder
+        self._live = live
+        self._h11 = h11.Connection(h11.SERVER)
+        self._transport: asyncio.Transport | None = None
+        self._request: h11.Request | None = None
+        self._body: list[bytes] = []
+        self._task: asyncio.Task[None] | None = None
+        self._writable = asyncio.Event()
+        self._writable.set()
 
-        group.start_soon(watch_disconnect)
-        try:
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": response.status_code,
-                    "headers": headers,
-                }
-            )
-            async for chunk in response.aiter_raw():
-                await send(
-                    {"type": "http.response.body", "body": chunk, "more_body": True}
+    # -- asyncio's callbacks ---------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+        self._live.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._live.discard(self)
+        self._transport = None
+        self._writable.set()
+        if self._task is not None:
+            # The CLI went away: stop the exchange, which closes the upstream
+            # request even while the upstream is silent.
+            self._task.cancel()
+
+    def data_received(self, data: bytes) -> None:
+        self._h11.receive_data(data)
+        self._next()
+
+    def eof_received(self) -> bool:
+        self._h11.receive_data(b"")
+        self._next()
+        return False  # close: the relay never answers a half-closed connection
+
+    def pause_writing(self) -> None:
+        self._writable.clear()
+
+    def resume_writing(self) -> None:
+        self._writable.set()
+
+    # -- reading requests ------------------------------------------------------
+
+    def _next(self) -> None:
+        while self._task is None and self._transport is not None:
+            try:
+                event = self._h11.next_event()
+            except h11.RemoteProtocolError as error:
+                self._bad_request(error)
+                return
+            if event is h11.NEED_DATA or event is h11.PAUSED:
+                return
+            if isinstance(event, h11.Request):
+                self._request, self._body = event, []
+                if self._h11.they_are_waiting_for_100_continue:
+                    self.send(h11.InformationalResponse(status_code=100, headers=[]))
+            elif isinstance(event, h11.Data):
+                self._body.append(event.data)
+            elif isinstance(event, h11.EndOfMessage):
+                assert self._request is not None
+                self._task = asyncio.get_running_loop().create_task(
+                    self._exchange(self._request, b"".join(self._body))
                 )
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-        except OSError:
-            pass  # the CLI went away while a chunk was being sent
-        except http_client_module().TransportError as error:
-            # Headers are out, so the status cannot change any more; ending
-            # the response early tells the CLI the stream broke, and it
-            # retries as for any dropped stream.
-            logger.warning(
-                "tool_fields_relay lost the upstream API mid-response: %s",
-                type(error).__name__,
+                self._request, self._body = None, []
+            else:  # ConnectionClosed
+                self.abort()
+                return
+
+    async def _exchange(self, request: h11.Request, body: bytes) -> None:
+        try:
+            await self._forwarder.exchange(request, body, self)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # noqa: BLE001 - answer, log the class only
+            logger.error(
+                "tool_fields_relay failed on a request: %s", type(error).__name__
             )
+            if self._h11.our_state is h11.SEND_RESPONSE:
+                self.respond_error(500, "api_error", "tool_fields_relay failed")
+            else:
+                self.abort()
         finally:
-            group.cancel_scope.cancel()
+            self._task = None
+        if self._transport is None:
+            return
+        if self._h11.our_state is h11.DONE and self._h11.their_state is h11.DONE:
+            self._h11.start_next_cycle()
+            self._next()
+        else:
+            self._transport.close()
+
+    def _bad_request(self, error: h11.RemoteProtocolError) -> None:
+        if self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+            with contextlib.suppress(h11.LocalProtocolError):
+                self.respond_error(
+                    error.error_status_hint, "invalid_request_error", "Bad request"
+                )
+        if self._transport is not None:
+            self._transport.close()
+
+    # -- writing responses -----------------------------------------------------
+
+    def send(self, event: h11.Event) -> None:
+        data = self._h11.send(event)
+        if data and self._transport is not None and not self._transport.is_closing():
+            self._transport.write(data)
+
+    async def drain(self) -> None:
+        """Wait while the CLI is not reading, so a slow reader is never
+        buffered for."""
+        await self._writable.wait()
+
+    def respond_error(self, status: int, error_type: str, message: str) -> None:
+        body = error_body(error_type, message)
+        self.send(
+            h11.Response(
+                status_code=status,
+                headers=[
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            )
+        )
+        self.send(h11.Data(data=body))
+        self.send(h11.EndOfMessage())
+
+    def abort(self) -> None:
+        if self._transport is not None:
+            self._transport.abort()
 
 
 # --------------------------------------------------------------------------
 # The server thread and its lifecycle
 # --------------------------------------------------------------------------
-
-
-class _Server(uvicorn.Server):
-    """uvicorn's server, woken for shutdown by an event instead of polling."""
-
-    def __init__(self, config: uvicorn.Config) -> None:
-        super().__init__(config)
-        self.stop_requested = asyncio.Event()
-        self.ready = threading.Event()
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets=sockets)
-        self.ready.set()
-
-    async def main_loop(self) -> None:
-        # uvicorn's own loop wakes every 100 ms to look for should_exit; the
-        # relay is told directly, so closing a query is not delayed by it.
-        await self.stop_requested.wait()
 
 
 class ToolFieldsRelay:
@@ -627,14 +801,16 @@ class ToolFieldsRelay:
     ) -> None:
         self.fields_by_name = dict(fields_by_name)
         self.upstream = upstream.rstrip("/")
+        _check_proxy(proxy)
         self._proxy = proxy
         self._verify = verify
         # 256 bits; token_urlsafe's alphabet needs no escaping in a path.
         self._secret = secrets.token_urlsafe(32)
         self._socket: socket.socket | None = None
         self._thread: threading.Thread | None = None
-        self._server: _Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop_requested: asyncio.Event | None = None
+        self._ready = threading.Event()
         self._failure: BaseException | None = None
 
     def __repr__(self) -> str:  # never shows the secret
@@ -683,44 +859,26 @@ class ToolFieldsRelay:
             sock.close()
             raise
         self._socket = sock
-        config = uvicorn.Config(
-            app=_RelayApp(self._secret, self.upstream, self.fields_by_name),
-            http="h11",
-            loop="none",
-            ws="none",
-            lifespan="off",
-            interface="asgi3",
-            log_config=None,
-            access_log=False,  # an access log would print the secret path
-            proxy_headers=False,
-            server_header=False,  # the upstream's headers pass through as sent
-            date_header=False,
-            timeout_keep_alive=_KEEP_ALIVE_S,
-            timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_S,
-        )
-        self._server = server = _Server(config)
         self._loop = loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._run,
-            args=(server, sock, loop),
+            args=(sock, loop),
             name=f"claude-agent-sdk-tool-fields-relay-{self.port}",
             daemon=True,
         )
         self._thread.start()
-        if not server.ready.wait(_START_TIMEOUT_S) or self._failure is not None:
+        if not self._ready.wait(_START_TIMEOUT_S) or self._failure is not None:
             failure = self._failure
             self._stop_blocking()
             raise RuntimeError("tool_fields_relay failed to start") from failure
 
-    def _run(
-        self, server: _Server, sock: socket.socket, loop: asyncio.AbstractEventLoop
-    ) -> None:
+    def _run(self, sock: socket.socket, loop: asyncio.AbstractEventLoop) -> None:
         try:
-            loop.run_until_complete(self._serve(server, sock))
+            loop.run_until_complete(self._serve(sock))
         except BaseException as error:  # noqa: BLE001 - reported to start()/stop()
             self._failure = error
-            server.ready.set()
         finally:
+            self._ready.set()
             try:
                 _cancel_leftover_tasks(loop)
                 loop.run_until_complete(loop.shutdown_asyncgens())
@@ -729,40 +887,37 @@ class ToolFieldsRelay:
                 loop.close()
                 sock.close()
 
-    async def _serve(self, server: _Server, sock: socket.socket) -> None:
-        http = http_client_module()
-        client = http.AsyncClient(
-            proxy=self._proxy,
-            verify=self._verify,
-            trust_env=False,  # proxy and CA settings come from the CLI's env, above
-            follow_redirects=False,
-            # No overall read limit: a long generation streams for minutes,
-            # and the CLI applies its own API timeout.
-            timeout=http.Timeout(connect=30.0, read=None, write=60.0, pool=None),
+    async def _serve(self, sock: socket.socket) -> None:
+        pool = outbound_pool(self._proxy, self._verify)
+        forwarder = _Forwarder(self._secret, self.upstream, self.fields_by_name, pool)
+        live: set[_CliConnection] = set()
+        self._stop_requested = asyncio.Event()
+        server = await asyncio.get_running_loop().create_server(
+            lambda: _CliConnection(forwarder, live), sock=sock
         )
-        # The CLI's headers are forwarded as they are; the client must not
-        # add its own (User-Agent, Accept-Encoding, ...).
-        client.headers.clear()
-        app = server.config.app
-        assert isinstance(app, _RelayApp)
-        app.client = client
+        self._ready.set()
         try:
-            await server.serve(sockets=[sock])
+            await self._stop_requested.wait()
         finally:
-            await client.aclose()
+            # The CLI has exited by the time the relay stops, so there is
+            # nothing in flight worth waiting for: drop what is left.
+            server.close()
+            for connection in list(live):
+                connection.abort()
+            await pool.aclose()
 
     def _stop_blocking(self) -> None:
-        server, loop, thread = self._server, self._loop, self._thread
-        if server is not None and loop is not None and not loop.is_closed():
+        loop, thread, stop_requested = self._loop, self._thread, self._stop_requested
+        if loop is not None and stop_requested is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop just closed
-                loop.call_soon_threadsafe(server.stop_requested.set)
+                loop.call_soon_threadsafe(stop_requested.set)
         if thread is not None:
             thread.join()
         elif self._socket is not None:
             self._socket.close()
         self._thread = None
-        self._server = None
         self._loop = None
+        self._stop_requested = None
 
 
 def _cancel_leftover_tasks(loop: asyncio.AbstractEventLoop) -> None:
