@@ -32,13 +32,13 @@ import pyperf  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
 from tools import forktool
 from tools.bench_worker import FORK_ONLY, IMPORT, NAMES
+from tools.doc_blocks import write_block
 from tools.pins import MCP_MAJORS, PYPERF
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".cache" / "bench"
 RESULTS = CACHE / "pyperf"
 TABLE = ROOT / "docs" / "performance.md"  # between the bench markers
-START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 VARIANTS = ("fork", "upstream")
 UPSTREAM = forktool.base_version()
 
@@ -222,11 +222,7 @@ def publish(rounds: int | None) -> None:
     (CACHE / "bench-results.json").write_text(json.dumps(results, indent=2) + "\n")
     table = render(summary, meta)
     print(table)
-    text = TABLE.read_text("utf-8")
-    start, end = text.find(START), text.find(END)
-    if start < 0 or end < start:
-        raise SystemExit(f"{TABLE} has no {START} … {END} markers")
-    TABLE.write_text(text[: start + len(START)] + "\n" + table + text[end:], "utf-8")
+    write_block(TABLE, "bench", table)
     log(f"updated {TABLE} and {CACHE / 'bench-results.json'}")
 
 

@@ -47,10 +47,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tools.doc_blocks import write_block
+
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".cache" / "bench"
 DOC = ROOT / "docs" / "relay.md"
-START, END = "<!-- relay-bench:start -->", "<!-- relay-bench:end -->"
 
 SDK_TOOL = "mcp__legal__search"
 FIELDS = {
@@ -425,11 +426,7 @@ def publish() -> None:
         raise SystemExit(f"no {CACHE}/relay-*.json to publish")
     table = render(runs)
     print(table)
-    text = DOC.read_text("utf-8")
-    start, end = text.find(START), text.find(END)
-    if start < 0 or end < start:
-        raise SystemExit(f"{DOC} has no {START} … {END} markers")
-    DOC.write_text(text[: start + len(START)] + "\n" + table + text[end:], "utf-8")
+    write_block(DOC, "relay-bench", table)
 
 
 def main() -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import math
-import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,9 +22,9 @@ from claude_agent_sdk import (
     create_sdk_mcp_server,
     tool,
 )
+from tools.doc_blocks import read_block, write_block
 
 README = Path(__file__).resolve().parents[2] / "docs" / "refused-definitions.md"
-START, END = "<!-- bad-inputs:start -->", "<!-- bad-inputs:end -->"
 SCHEMA = {
     "type": "object",
     "properties": {"terms": {"type": "array", "items": {"type": "string"}}},
@@ -408,22 +407,12 @@ def render_table() -> str:
     return "\n".join(rows)
 
 
-def readme_section(text: str) -> str:
-    match = re.search(re.escape(START) + r"\n(.*?)\n?" + re.escape(END), text, re.S)
-    return match.group(1) if match else ""
+def readme_section() -> str:
+    return read_block(README, "bad-inputs")
 
 
 def write_readme() -> None:
-    text = README.read_text("utf-8")
-    if START not in text:
-        raise SystemExit(f"{README.name} has no {START} marker")
-    new = re.sub(
-        re.escape(START) + r"\n.*?" + re.escape(END),
-        lambda _: f"{START}\n{render_table()}\n{END}",
-        text,
-        flags=re.S,
-    )
-    README.write_text(new, "utf-8")
+    write_block(README, "bad-inputs", render_table())
 
 
 if __name__ == "__main__":
