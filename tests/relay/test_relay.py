@@ -25,10 +25,14 @@ from tests.lib.relay_upstream import Upstream
 from tests.lib.tls import LoopbackCertificate, loopback_certificate
 
 try:
-    from claude_agent_sdk._internal import tool_fields_relay as relay_module
+    from claude_agent_sdk._internal import relay_server as relay_module
     from claude_agent_sdk._internal._mcp_compat import http_client_module
-    from claude_agent_sdk._internal.tool_fields_relay import (
+    from claude_agent_sdk._internal.relay_rewrite import (
         ADVANCED_TOOL_USE_BETA,
+        rewrite_body,
+        with_beta,
+    )
+    from claude_agent_sdk._internal.tool_fields_relay import (
         ToolFieldsRelay,
         ToolFieldsRelayError,
         collect_tool_fields,
@@ -37,9 +41,7 @@ try:
         point_cli_at,
         refuse_unservable_provider,
         resolve_upstream,
-        rewrite_body,
         start_for_cli,
-        with_beta,
     )
 except ImportError:  # a tree without the relay patch: these tests must fail
     relay_module = None  # type: ignore[assignment]
@@ -714,9 +716,8 @@ async def test_a_failure_inside_the_relay_is_a_500_and_the_next_request_works(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from claude_agent_sdk._internal import tool_fields_relay as module
-
-    real = module.rewrite_body
+    module = relay_module
+    real = rewrite_body
 
     def broken_once(body: bytes, fields: Any) -> Any:
         monkeypatch.setattr(module, "rewrite_body", real)
