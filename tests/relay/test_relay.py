@@ -593,6 +593,30 @@ async def test_headers_and_content_encoding_pass_unchanged(
     )
 
 
+async def test_many_parallel_streams_are_not_held_back_by_a_pool_limit(
+    relay: ToolFieldsRelay, upstream: Upstream
+) -> None:
+    # The CLI may run many requests at once (subagents, side requests); each
+    # gets its own upstream connection at once, not a place in a queue.
+    upstream.pause = 5.0
+    streams = 24
+
+    async def first_chunk_after() -> float:
+        started = time.monotonic()
+        async with (
+            http.AsyncClient(trust_env=False, timeout=30) as c,
+            c.stream("POST", relay.url + "/slow", json={}) as response,
+        ):
+            first: float | None = None
+            async for _ in response.aiter_raw():  # all of it: the stream stays open
+                first = first or time.monotonic() - started
+        assert first is not None
+        return first
+
+    waits = await asyncio.gather(*(first_chunk_after() for _ in range(streams)))
+    assert max(waits) < 3.5, sorted(waits)  # a queue would wait out the pause
+
+
 async def test_client_disconnect_closes_the_upstream_request(
     relay: ToolFieldsRelay, upstream: Upstream
 ) -> None:

@@ -55,7 +55,15 @@ def outbound_pool(proxy: str | None, verify: ssl.SSLContext | bool) -> Any:
     # TLS) needs Python 3.11; on 3.10 httpcore keeps its own backend.
     backend = _AsyncioBackend(core) if sys.version_info >= (3, 11) else None
     return core.AsyncConnectionPool(
-        ssl_context=ssl_context, proxy=core_proxy, network_backend=backend
+        ssl_context=ssl_context,
+        proxy=core_proxy,
+        network_backend=backend,
+        # No cap on connections: the CLI decides how many requests run at
+        # once (subagents stream in parallel), and a cap here would queue
+        # them silently. Idle ones are kept as httpx keeps them.
+        max_connections=None,
+        max_keepalive_connections=20,
+        keepalive_expiry=5.0,
     )
 
 
