@@ -29,7 +29,7 @@ _REWRITTEN_ROUTES = ("/v1/messages", "/v1/messages/count_tokens")
 
 # Hop-by-hop headers (RFC 9110 section 7.6.1) belong to one connection and
 # are never forwarded; host and content-length are set again for the
-# outbound request by the HTTP client.
+# outbound request (Forwarder._forward).
 _HOP_BY_HOP = frozenset(
     {
         b"connection",
