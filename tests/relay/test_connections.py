@@ -1,0 +1,147 @@
+"""The relay's outbound pool (patch ``relay-connections``) against loopback servers.
+
+Plain and HTTPS upstreams, a CONNECT proxy, parallel streams; the running
+relay on top of it is tested in ``test_relay.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.lib.relay_upstream import Upstream
+from tests.lib.tls import LoopbackCertificate, loopback_certificate
+
+try:
+    from claude_agent_sdk._internal._mcp_compat import http_transport_module
+    from claude_agent_sdk._internal.relay_connections import (
+        outbound_pool,
+        transport_errors,
+    )
+except ImportError:  # a tree without the patch: these tests must fail
+    http_transport_module = None  # type: ignore[assignment]
+    outbound_pool = None  # type: ignore[assignment]
+    transport_errors = None  # type: ignore[assignment]
+
+pytestmark = pytest.mark.requires_patch("relay-connections")
+
+
+async def _post(pool: Any, url: str, path: str = "/v1/messages") -> tuple[int, bytes]:
+    core = http_transport_module()
+    host = url.split("//", 1)[1].encode()
+    response = await pool.handle_async_request(
+        core.Request(
+            b"POST",
+            url + path,
+            headers=[(b"host", host), (b"content-length", b"2")],
+            content=b"{}",
+        )
+    )
+    try:
+        return response.status, b"".join([chunk async for chunk in response.stream])
+    finally:
+        await response.aclose()
+
+
+async def _with_pool(proxy: str | None, verify: Any, work: Any) -> Any:
+    pool = outbound_pool(proxy, verify)
+    try:
+        return await work(pool)
+    finally:
+        await pool.aclose()
+
+
+@pytest.fixture
+def upstream() -> Iterator[Upstream]:
+    server = Upstream().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def certificate(tmp_path: Path) -> LoopbackCertificate:
+    return loopback_certificate(tmp_path)
+
+
+@pytest.fixture
+def https_upstream(certificate: LoopbackCertificate) -> Iterator[Upstream]:
+    server = Upstream(tls=certificate.server_context()).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+async def test_a_plain_upstream_answers(upstream: Upstream) -> None:
+    status, body = await _with_pool(None, True, lambda pool: _post(pool, upstream.url))
+    assert (status, body) == (200, upstream.reply_body)
+    assert upstream.seen[0].body == b"{}"
+
+
+async def test_an_https_upstream_is_verified(
+    https_upstream: Upstream, certificate: LoopbackCertificate
+) -> None:
+    trusted = certificate.client_context()
+    status, _ = await _with_pool(
+        None, trusted, lambda pool: _post(pool, https_upstream.url)
+    )
+    assert status == 200
+    with pytest.raises(transport_errors()) as refused:
+        await _with_pool(None, True, lambda pool: _post(pool, https_upstream.url))
+    assert type(refused.value).__name__ == "ConnectError"
+    assert len(https_upstream.seen) == 1
+
+
+async def test_an_https_upstream_through_a_connect_proxy(
+    https_upstream: Upstream, upstream: Upstream, certificate: LoopbackCertificate
+) -> None:
+    status, _ = await _with_pool(
+        upstream.url,
+        certificate.client_context(),
+        lambda pool: _post(pool, https_upstream.url),
+    )
+    assert status == 200
+    assert [(seen.method, seen.path) for seen in upstream.seen] == [
+        ("CONNECT", https_upstream.url.removeprefix("https://"))
+    ]
+    assert https_upstream.seen[0].path == "/v1/messages"
+
+
+async def test_parallel_streams_each_get_a_connection_at_once(
+    upstream: Upstream,
+) -> None:
+    # /slow sends one chunk, then holds the response open for the pause.
+    upstream.pause = 3.0
+
+    async def first_chunk_after(pool: Any) -> float:
+        core = http_transport_module()
+        started = time.monotonic()
+        response = await pool.handle_async_request(
+            core.Request(
+                b"POST",
+                upstream.url + "/slow",
+                headers=[(b"host", b"relay-test"), (b"content-length", b"0")],
+            )
+        )
+        try:
+            first: float | None = None
+            async for _ in response.stream:
+                first = first or time.monotonic() - started
+            assert first is not None
+            return first
+        finally:
+            await response.aclose()
+
+    waits = await _with_pool(
+        None,
+        True,
+        lambda pool: asyncio.gather(*(first_chunk_after(pool) for _ in range(16))),
+    )
+    assert max(waits) < 2.0, sorted(waits)  # a cap of 10 would wait out the pause
