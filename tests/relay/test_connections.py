@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.lib.relay_upstream import Upstream
-from tests.lib.tls import LoopbackCertificate, loopback_certificate
+from tests.lib.tls import LoopbackCertificate
 
 try:
     from claude_agent_sdk._internal._mcp_compat import http_transport_module
@@ -54,29 +52,6 @@ async def _with_pool(proxy: str | None, verify: Any, work: Any) -> Any:
         return await work(pool)
     finally:
         await pool.aclose()
-
-
-@pytest.fixture
-def upstream() -> Iterator[Upstream]:
-    server = Upstream().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def certificate(tmp_path: Path) -> LoopbackCertificate:
-    return loopback_certificate(tmp_path)
-
-
-@pytest.fixture
-def https_upstream(certificate: LoopbackCertificate) -> Iterator[Upstream]:
-    server = Upstream(tls=certificate.server_context()).start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 async def test_a_plain_upstream_answers(upstream: Upstream) -> None:

@@ -13,7 +13,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,8 @@ import pytest
 
 from claude_agent_sdk import ClaudeAgentOptions, create_sdk_mcp_server, tool
 from tests.lib.relay_upstream import Upstream
-from tests.lib.tls import LoopbackCertificate, loopback_certificate
+from tests.lib.tls import LoopbackCertificate
+from tests.relay.cases import EXAMPLES, FIELDS, PLAIN, SCHEMA, STRICT, messages_body
 
 try:
     from claude_agent_sdk._internal import relay_server as relay_module
@@ -65,31 +66,8 @@ from claude_agent_sdk._internal.transport.subprocess_cli import (
 pytestmark = pytest.mark.requires_patch("tool-fields-relay")
 
 http = http_client_module() if http_client_module is not None else None
-STRICT = "mcp__docs__search"
-PLAIN = "mcp__docs__lookup"
-EXAMPLES = [{"q": "payout"}]
-FIELDS = {STRICT: {"strict": True, "input_examples": EXAMPLES}}
-SCHEMA = {
-    "type": "object",
-    "properties": {"q": {"type": "string"}},
-    "required": ["q"],
-    "additionalProperties": False,
-}
 API_KEY = "sk-ant-api03-SECRET-never-logged"
 BEARER = "Bearer oauth-SECRET-never-logged"
-
-
-def messages_body(*names: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "model": "claude-x",
-        "stream": True,
-        "messages": [{"role": "user", "content": "hi"}],
-        "tools": [
-            {"name": name, "description": name, "input_schema": SCHEMA}
-            for name in names
-        ],
-        **extra,
-    }
 
 
 def relay_threads() -> list[threading.Thread]:
@@ -114,15 +92,6 @@ def new_fds(before: set[str], within: float = 2.0) -> set[str]:
     while (extra := open_fds() - before) and time.monotonic() < deadline:
         time.sleep(0.02)
     return extra
-
-
-@pytest.fixture
-def upstream() -> Iterator[Upstream]:
-    server = Upstream().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
@@ -664,20 +633,6 @@ async def test_outbound_leg_goes_through_the_configured_proxy(
     assert response.status_code == 200
     assert upstream.seen[-1].path == "http://upstream.invalid:8080/base/v1/messages"
     assert upstream.seen[-1].json()["tools"][0]["strict"] is True
-
-
-@pytest.fixture
-def certificate(tmp_path: Path) -> LoopbackCertificate:
-    return loopback_certificate(tmp_path)
-
-
-@pytest.fixture
-def https_upstream(certificate: LoopbackCertificate) -> Iterator[Upstream]:
-    server = Upstream(tls=certificate.server_context()).start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 async def test_an_https_upstream_is_verified_and_streams(

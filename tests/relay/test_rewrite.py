@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.relay.cases import EXAMPLES, FIELDS, PLAIN, SCHEMA, STRICT, messages_body
+
 try:
     from claude_agent_sdk._internal.relay_rewrite import (
         ADVANCED_TOOL_USE_BETA,
@@ -23,30 +25,6 @@ except ImportError:  # a tree without the patch: these tests must fail
     with_beta = None  # type: ignore[assignment]
 
 pytestmark = pytest.mark.requires_patch("relay-request-rewrite")
-
-STRICT = "mcp__docs__search"
-PLAIN = "mcp__docs__lookup"
-EXAMPLES = [{"q": "payout"}]
-FIELDS = {STRICT: {"strict": True, "input_examples": EXAMPLES}}
-SCHEMA = {
-    "type": "object",
-    "properties": {"q": {"type": "string"}},
-    "required": ["q"],
-    "additionalProperties": False,
-}
-
-
-def messages_body(*names: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "model": "claude-x",
-        "stream": True,
-        "messages": [{"role": "user", "content": "hi"}],
-        "tools": [
-            {"name": name, "description": name, "input_schema": SCHEMA}
-            for name in names
-        ],
-        **extra,
-    }
 
 
 def test_rewrite_adds_fields_to_declared_tools_only() -> None:
