@@ -12,6 +12,12 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+class _Server(ThreadingHTTPServer):
+    # Tests open a few dozen connections at once; the default backlog of 5
+    # makes a loaded machine reset some of them.
+    request_queue_size = 128
+
+
 class Loopback:
     """``handler`` served on ``(host, port)`` (port 0: any free one) until ``stop``,
     over TLS with ``tls``."""
@@ -24,7 +30,7 @@ class Loopback:
         port: int = 0,
         tls: ssl.SSLContext | None = None,
     ) -> None:
-        self.server = ThreadingHTTPServer((host, port), handler)
+        self.server = _Server((host, port), handler)
         self.server.daemon_threads = True
         if tls is not None:  # HTTPS: the handshake happens as a connection is accepted
             self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
