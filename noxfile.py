@@ -4,10 +4,11 @@
 and what CI runs: the fork's tests on Python 3.10-3.13 x mcp 1.x/2.x, the
 patch check, lint, type check on both mcp majors, upstream's own suite on
 three mcp versions, the proof that the feature tests fail without their
-patches, and the end-to-end tests against the real Claude Code CLI.
+patches, the differential test against pristine upstream, and the
+end-to-end tests against the real Claude Code CLI.
 
 Maintenance sessions (not in the default run): vendor, export, rebase, bench,
-bench_relay, demo, cli.
+bench_relay, demo, cli, mcp_corpus.
 """
 
 from __future__ import annotations
@@ -40,8 +41,14 @@ from tools.pins import (  # noqa: E402
 )
 
 # Tests that need something other than the installed package: the tooling
-# (tests/repo) and the real CLI (tests/e2e, run by the e2e session).
-NOT_PACKAGE_TESTS = ["--ignore=tests/e2e", "--ignore=tests/repo"]
+# (tests/repo), the real CLI (tests/e2e, run by the e2e session) and pristine
+# upstream beside the fork (tests/differential, run by the differential
+# session).
+NOT_PACKAGE_TESTS = [
+    "--ignore=tests/e2e",
+    "--ignore=tests/repo",
+    "--ignore=tests/differential",
+]
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_existing_virtualenvs = False
@@ -55,6 +62,7 @@ nox.options.sessions = [
     "upstream",
     "steps",
     "prove",
+    "differential",
     "e2e",
 ]
 
@@ -281,6 +289,47 @@ def prove(session: nox.Session, mcp: str) -> None:
             session.log(
                 f"{len(failed)} test(s) fail without {patch.name}, as they must"
             )
+
+
+@nox.session(python=PYTHONS)
+@nox.parametrize("mcp", list(MCP_MAJORS), ids=list(MCP_MAJORS))
+def differential(session: nox.Session, mcp: str) -> None:
+    """The fork against pristine upstream, case by case (docs/differences.md).
+
+    Pristine upstream comes from its hash-checked sdist into a venv of its
+    own, beside the fork in the session's venv, with the same Python and mcp.
+    ``-- --write`` (Python 3.11) rewrites the figures in docs/differences.md.
+    """
+    session.install(".", MCP_MAJORS[mcp], *TEST_DEPS)
+    posargs = list(session.posargs)
+    env = {}
+    if "--write" in posargs:
+        posargs.remove("--write")
+        env["DIFFERENTIAL_WRITE"] = "1"
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = _build_tree(session, Path(tmp) / "pristine", patches=[])
+        venv = Path(tmp) / "upstream-venv"
+        session.run("python", "-m", "venv", str(venv), silent=True)
+        python = venv / ("Scripts" if sys.platform == "win32" else "bin") / "python"
+        session.run(
+            str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+            str(tree.path), MCP_MAJORS[mcp],
+            external=True, silent=True,
+        )  # fmt: skip
+        env["DIFFERENTIAL_UPSTREAM_PYTHON"] = str(python)
+        session.run(
+            "pytest", "-q", "tests/differential", "-p", "no:cacheprovider", *posargs,
+            env=env,
+        )  # fmt: skip
+
+
+@nox.session(python=TOOL_PYTHON)
+def mcp_corpus(session: nox.Session) -> None:
+    """Re-collect tests/data/mcp_corpus.json from the servers pinned in
+    tools/mcp_corpus.py (needs the npm registry and PyPI; ``-- --only NAME``
+    refreshes one server)."""
+    session.install(MCP_MAJORS["mcp2"])
+    session.run("python", "tools/mcp_corpus.py", "--write", *session.posargs)
 
 
 @nox.session(python=TOOL_PYTHON)

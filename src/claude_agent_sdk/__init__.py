@@ -2,22 +2,29 @@
 
 import logging
 import sys
+import types as builtin_types
 import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
+    Annotated,
     Any,
     Generic,
     TypeVar,
+    Union,
+    get_args,
+    get_origin,
     overload,
 )
 
 if sys.version_info >= (3, 11):
+    from typing import get_type_hints as _get_type_hints
     from typing import is_typeddict
 else:
     # On 3.10, stdlib is_typeddict doesn't recognize typing_extensions.TypedDict
-    # subclasses.
+    # subclasses, and stdlib get_type_hints doesn't strip NotRequired markers.
+    from typing_extensions import get_type_hints as _get_type_hints
     from typing_extensions import is_typeddict
 
 import pydantic
@@ -35,7 +42,7 @@ from ._errors import (
 from ._internal._mcp_compat import build_tool_server
 from ._internal.argument_validation import argument_error, compile_validator
 from ._internal.pydantic_models import is_model_class, validate_arguments
-from ._internal.schema_checks import served_input_schema
+from ._internal.schema_checks import opted_in, served_input_schema
 from ._internal.session_import import import_session_to_store
 from ._internal.session_mutations import (
     ForkSessionResult,
@@ -63,7 +70,11 @@ from ._internal.sessions import (
     list_subagents_from_store,
 )
 from ._internal.strict_schema import check_server_limits
-from ._internal.tool_fields import check_tool_fields
+from ._internal.tool_fields import (
+    check_examples,
+    check_tool_fields,
+    warn_duplicate_names,
+)
 from ._internal.tool_results import output_validator, tool_result
 from ._internal.transport import Transport
 from ._version import __version__
@@ -281,9 +292,32 @@ class SdkMcpTool(Generic[T]):
 
     def __post_init__(self) -> None:
         # Checked however the tool is built, naming the tool and the field;
-        # the tool keeps plain-JSON copies of what it was given.
-        schema = served_input_schema(self, _build_input_schema(self))
-        self.input_examples, self.extra_fields = check_tool_fields(self, lambda: schema)
+        # the tool keeps plain-JSON copies of what it was given. The input
+        # schema of a tool that opted in to checks is built and checked here
+        # too, unless it names a type defined later; any other tool's is
+        # built with its server, as it always was.
+        schema: dict[str, Any] | None = None
+        if opted_in(self):
+            try:
+                schema = served_input_schema(self, _build_input_schema(self))
+            except NameError:
+                pass  # checked when its server is built
+            else:
+                self._served = (self.input_schema, schema)
+        self.input_examples, self.extra_fields = check_tool_fields(
+            self, None if schema is None else (lambda: schema)
+        )
+
+
+def _served_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
+    """The input schema ``tool_def`` is listed with, checked once."""
+    served = getattr(tool_def, "_served", None)
+    if served is not None and served[0] is tool_def.input_schema:
+        return served[1]  # type: ignore[no-any-return]
+    schema = served_input_schema(tool_def, _build_input_schema(tool_def))
+    if tool_def.input_examples:
+        check_examples(tool_def, schema)
+    return schema
 
 
 _Model = TypeVar("_Model", bound=pydantic.BaseModel)
@@ -435,30 +469,105 @@ def tool(
 
 def _python_type_to_json_schema(py_type: Any) -> dict[str, Any]:
     """Convert a Python type annotation to a JSON Schema dict."""
-    from ._internal.type_schema import type_to_schema
+    origin = get_origin(py_type)
 
-    return type_to_schema(py_type)
+    # NotRequired/Required/ReadOnly survive include_extras=True; unwrap them
+    if getattr(origin, "_name", None) in ("NotRequired", "Required", "ReadOnly"):
+        return _python_type_to_json_schema(get_args(py_type)[0])
+
+    if origin is Annotated:
+        args = get_args(py_type)
+        schema = _python_type_to_json_schema(args[0])
+        for meta in args[1:]:
+            if isinstance(meta, str):
+                schema["description"] = meta
+                break
+        return schema
+
+    if py_type is str:
+        return {"type": "string"}
+    if py_type is int:
+        return {"type": "integer"}
+    if py_type is float:
+        return {"type": "number"}
+    if py_type is bool:
+        return {"type": "boolean"}
+
+    origin = getattr(py_type, "__origin__", None)
+
+    if origin is Union or isinstance(py_type, builtin_types.UnionType):
+        args = py_type.__args__
+        non_none = [a for a in args if a is not builtin_types.NoneType]
+        if len(non_none) == 1:
+            return _python_type_to_json_schema(non_none[0])
+        return {"anyOf": [_python_type_to_json_schema(a) for a in non_none]}
+
+    if origin is list:
+        item_args = getattr(py_type, "__args__", None)
+        if item_args:
+            return {"type": "array", "items": _python_type_to_json_schema(item_args[0])}
+        return {"type": "array"}
+    if origin is dict:
+        return {"type": "object"}
+
+    if py_type is list:
+        return {"type": "array"}
+    if py_type is dict:
+        return {"type": "object"}
+
+    if is_typeddict(py_type):
+        return _typeddict_to_json_schema(py_type)
+
+    return {"type": "string"}
 
 
 def _typeddict_to_json_schema(td_class: type) -> dict[str, Any]:
     """Convert a TypedDict class to a JSON Schema dict."""
-    from ._internal.type_schema import typeddict_to_schema
+    hints = _get_type_hints(td_class, include_extras=True)
 
-    return typeddict_to_schema(td_class)
+    properties: dict[str, Any] = {}
+    for field_name, field_type in hints.items():
+        properties[field_name] = _python_type_to_json_schema(field_type)
+
+    required_keys = getattr(td_class, "__required_keys__", set(properties.keys()))
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+    }
+    if required_keys:
+        schema["required"] = sorted(required_keys)
+    return schema
 
 
 def _build_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
     """Turn a tool's declared input_schema into the JSON Schema sent on the wire."""
-    from ._internal.json_schema_dicts import is_json_schema, object_schema
-    from ._internal.pydantic_models import is_model_class, model_input_schema
+    from ._internal.json_schema_dicts import (
+        is_json_schema,
+        object_schema,
+        warn_non_object,
+    )
+    from ._internal.pydantic_models import (
+        is_model_class,
+        model_input_schema,
+        warn_unknown_schema_class,
+    )
     from ._internal.type_schema import type_to_schema, typeddict_to_schema
 
+    # A tool that asks for strict mode or examples gets a schema that keeps
+    # what its Python types say (enum, null, formats, map values); any other
+    # tool is listed exactly as before.
+    faithful = tool_def.strict is True or tool_def.input_examples is not None
     if isinstance(tool_def.input_schema, dict):
+        warn_non_object(tool_def.name, tool_def.input_schema)
         if is_json_schema(tool_def.input_schema):
             return object_schema(tool_def.input_schema)
         properties = {
-            param_name: type_to_schema(
-                param_type, tool_name=tool_def.name, parameter=param_name
+            param_name: (
+                type_to_schema(
+                    param_type, tool_name=tool_def.name, parameter=param_name
+                )
+                if faithful
+                else _python_type_to_json_schema(param_type)
             )
             for param_name, param_type in tool_def.input_schema.items()
         }
@@ -468,20 +577,16 @@ def _build_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
             "required": list(properties.keys()),
         }
     if is_typeddict(tool_def.input_schema):
-        return typeddict_to_schema(tool_def.input_schema, tool_name=tool_def.name)
+        if faithful:
+            return typeddict_to_schema(tool_def.input_schema, tool_name=tool_def.name)
+        return _typeddict_to_json_schema(tool_def.input_schema)
     if is_model_class(tool_def.input_schema):
         return model_input_schema(
             tool_def.input_schema,
             tool_name=tool_def.name,
             strict=tool_def.strict is True,
         )
-    warnings.warn(
-        f"Tool '{tool_def.name}': input_schema {tool_def.input_schema!r} is "
-        "neither a dict, a TypedDict nor a pydantic model; it is served as an "
-        "object without properties",
-        UserWarning,
-        stacklevel=2,
-    )
+    warn_unknown_schema_class(tool_def.name, tool_def.input_schema)
     return {"type": "object", "properties": {}}
 
 
@@ -666,18 +771,8 @@ def create_sdk_mcp_server(
     """
     tools = tools or []
     tools_by_name = {tool_def.name: tool_def for tool_def in tools}
-    if len(tools_by_name) < len(tools):
-        # The CLI calls tools by name, so a second one could never be reached.
-        names = [tool_def.name for tool_def in tools]
-        twice = sorted({n for n in names if names.count(n) > 1})
-        raise ValueError(
-            f"SDK MCP server '{name}' has more than one tool named "
-            f"{', '.join(map(repr, twice))}; tool names must be unique"
-        )
-    schemas = {
-        tool_def.name: served_input_schema(tool_def, _build_input_schema(tool_def))
-        for tool_def in tools
-    }
+    warn_duplicate_names(name, tools)
+    schemas = {tool_def.name: _served_input_schema(tool_def) for tool_def in tools}
     wire_tools = [
         Tool.model_validate(
             {
@@ -722,15 +817,15 @@ def create_sdk_mcp_server(
                 if error is not None:
                     return _tool_error_result(f"Input validation error: {error}")
                 result = await tool_def.handler(arguments)
-            return tool_result(
-                tool_name,
-                {
-                    "content": _convert_tool_content(result.get("content", [])),
-                    "isError": result.get("is_error", False),
-                },
-                result,
-                output_validators[tool_name],
-            )
+            payload = {
+                "content": _convert_tool_content(result.get("content", [])),
+                "isError": result.get("is_error", False),
+            }
+            validator = output_validators[tool_name]
+            if validator is None:
+                return CallToolResult.model_validate(payload)
+            # A tool with an outputSchema returns structured content too.
+            return tool_result(tool_name, payload, result, validator)
         except Exception as e:
             return _tool_error_result(str(e))
 

@@ -11,18 +11,28 @@ from __future__ import annotations
 from typing import Any
 
 import jsonschema
-from referencing import Registry
-from referencing.exceptions import NoSuchResource
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 
-def _refuse_retrieval(uri: str) -> Any:
+class _Unfetched(dict[str, Any]):
+    """Stands in for a document outside the tool's schema: it is never
+    fetched, and every part of it (any JSON Pointer into it) accepts any
+    value, as an empty schema does."""
+
+    def __missing__(self, key: str) -> _Unfetched:
+        return _Unfetched()
+
+
+def _unfetched(uri: str) -> Resource[Any]:
     # jsonschema would otherwise fetch a remote ``$ref`` with a blocking
-    # request on every call, inside the event loop. A tool's schema has to
-    # be self-contained; a reference outside it fails the call instead.
-    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]  # attrs field
+    # request on every call, inside the event loop (and fail the call when
+    # it cannot). The tool keeps working; what the reference names is not
+    # checked.
+    return DRAFT202012.create_resource(_Unfetched())
 
 
-_OFFLINE_REGISTRY: Registry[Any] = Registry(retrieve=_refuse_retrieval)  # type: ignore[call-arg]
+_OFFLINE_REGISTRY: Registry[Any] = Registry(retrieve=_unfetched)  # type: ignore[call-arg]
 
 
 def compile_validator(schema: dict[str, Any]) -> Any:
@@ -30,7 +40,8 @@ def compile_validator(schema: dict[str, Any]) -> Any:
 
     Same dialect choice and the same metaschema check, so a broken schema
     raises ``jsonschema.SchemaError`` exactly as ``jsonschema.validate``
-    would; but references are only resolved within the schema itself.
+    would; but references are only resolved within the schema itself, and
+    one to another document accepts any value there.
     """
     validator_class = jsonschema.validators.validator_for(schema)
     validator_class.check_schema(schema)

@@ -10,6 +10,7 @@ types, while a schema's values are JSON, so the values tell them apart.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 # JSON Schema 2020-12 keywords (and draft-07's ``definitions``) that can
@@ -32,16 +33,49 @@ _JSON_VALUE_TYPES = (str, int, float, bool, type(None), dict, list)
 def is_json_schema(schema: dict[str, Any]) -> bool:
     """Whether ``schema`` is a JSON Schema rather than ``{name: type}`` shorthand.
 
-    It is one when it names a JSON Schema keyword and every value is JSON.
-    Shorthand values are types (``str``, ``list[int]``, ``Annotated[...]``),
-    never JSON values, so a parameter that happens to be called ``type`` or
-    ``required`` still reads as shorthand. The old test (``type`` and
-    ``properties`` present) is kept, so no schema it accepted changes.
+    It is one when it names a JSON Schema keyword, every value is JSON and
+    its top-level ``type``, if any, is ``"object"``. Shorthand values are
+    types (``str``, ``list[int]``, ``Annotated[...]``), never JSON values, so
+    a parameter that happens to be called ``type`` or ``required`` still
+    reads as shorthand. The old test (``type`` and ``properties`` present) is
+    kept, so no schema it accepted changes. A dict whose ``type`` is not an
+    object is read as before (see ``warn_non_object``): a tool's input is
+    always an object, and mcp 2.x refuses to list any other input schema.
     """
     if isinstance(schema.get("type"), str) and "properties" in schema:
         return True
-    return bool(_SCHEMA_KEYWORDS.intersection(schema)) and all(
-        isinstance(value, _JSON_VALUE_TYPES) for value in schema.values()
+    return (
+        schema.get("type", "object") == "object"
+        and bool(_SCHEMA_KEYWORDS.intersection(schema))
+        and _all_json(schema)
+    )
+
+
+def _all_json(schema: dict[str, Any]) -> bool:
+    return all(isinstance(value, _JSON_VALUE_TYPES) for value in schema.values())
+
+
+def warn_non_object(tool_name: str, schema: dict[str, Any]) -> None:
+    """Warn about a JSON Schema dict whose top-level ``type`` is not ``"object"``.
+
+    Such a dict is served as the SDK always served it (as written when it
+    has ``properties``, else read as shorthand), and that is never what its
+    author meant, so the warning says what the tool became.
+    """
+    kind = schema.get("type", "object")
+    if kind == "object" or not _all_json(schema):
+        return
+    if is_json_schema(schema):
+        became = "it is served as written, and mcp 2.x refuses to list it"
+    else:
+        became = "it is read as {name: type} shorthand, with the parameters " + (
+            ", ".join(map(repr, schema))
+        )
+    warnings.warn(
+        f"Tool '{tool_name}': input_schema has the top-level type {kind!r}, but "
+        f"a tool's input is a JSON object; {became}",
+        UserWarning,
+        stacklevel=4,
     )
 
 

@@ -30,11 +30,13 @@ A tool built from a dict or a TypedDict never reaches this module.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterator
 from typing import Any, TypeGuard, TypeVar
 
 import pydantic
 import pydantic_core
+import typing_extensions
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 
 from .strict_schema import find_strict_violations
@@ -98,6 +100,26 @@ def is_model_class(obj: object) -> TypeGuard[type[pydantic.BaseModel]]:
     subclasses and are not taken here.
     """
     return isinstance(obj, type) and issubclass(obj, pydantic.BaseModel)
+
+
+def warn_unknown_schema_class(tool_name: str, declared: object) -> None:
+    """Warn that ``declared`` is listed, as it always was, as an object
+    without properties: the model is told of no parameter, and any
+    arguments reach the handler."""
+    if typing_extensions.is_typeddict(declared):
+        what = (
+            "a typing_extensions TypedDict, which this Python's "
+            "typing.is_typeddict does not recognize (define it with "
+            "typing.TypedDict to have its fields listed)"
+        )
+    else:
+        what = "neither a dict, a TypedDict nor a pydantic model"
+    warnings.warn(
+        f"Tool '{tool_name}': input_schema {declared!r} is {what}; it is served "
+        "as an object without properties, which accepts any arguments",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def model_input_schema(

@@ -7,13 +7,13 @@ the event loop) on every call. Schemas the validator cannot compile, or that
 fail their metaschema, make every call fail. All of that is known when the
 tool is defined, so it is checked there:
 
-- ``check_input_schema`` refuses, for every tool, a reference that resolves
-  outside the schema document (``http:``, ``https:``, ``file:``, ``urn:``, a
-  relative URI against no base: anything not found in the document itself,
-  embedded ``$id`` resources and ``$anchor`` names included). It also refuses
-  a schema nested deeper than ``MAX_SCHEMA_DEPTH`` (jsonschema validates
-  recursively and would raise ``RecursionError`` on every call). A schema
-  that fails its metaschema, a ``pattern`` or ``patternProperties`` name
+- ``check_input_schema`` reports a reference that resolves outside the
+  schema document (``http:``, ``https:``, ``file:``, ``urn:``, a relative
+  URI against no base: anything not found in the document itself, embedded
+  ``$id`` resources and ``$anchor`` names included), which the SDK never
+  fetches, a schema nested deeper than ``MAX_SCHEMA_DEPTH`` (jsonschema
+  validates recursively and would raise ``RecursionError`` on every call),
+  and a schema that fails its metaschema, a ``pattern`` or ``patternProperties`` name
   Python's ``re`` cannot compile (jsonschema matches with ``re.search``), a
   local ``$ref`` that points nowhere, or a NaN/infinity (which goes on the
   wire as ``null``) is refused for a tool that opted in to checks
@@ -546,17 +546,18 @@ def check_input_schema(
 ) -> None:
     """Refuse or warn about what would make a tool misbehave on every call.
 
-    Raises ``ValueError`` naming the tool, ``field`` and the JSON Pointer for
-    a reference that resolves outside the schema and for nesting deeper than
-    ``MAX_SCHEMA_DEPTH`` (any tool), and for a metaschema failure, a pattern
-    Python's ``re`` cannot compile, a local reference to nothing or a
-    non-finite number when ``opted_in`` (``strict=True`` or
-    ``input_examples``). For other tools those are a ``UserWarning`` naming
-    the tool and the keyword, and the tool is served as upstream serves it.
+    When ``opted_in`` (``strict=True`` or ``input_examples``), raises
+    ``ValueError`` naming the tool, ``field`` and the JSON Pointer for a
+    reference that resolves outside the schema, nesting deeper than
+    ``MAX_SCHEMA_DEPTH``, a metaschema failure, a pattern Python's ``re``
+    cannot compile, a local reference to nothing or a non-finite number. For
+    other tools each kind is one ``UserWarning`` naming the tool and listing
+    where, and the tool is served as upstream serves it.
     """
     where = f"Tool '{tool_name}': {field}"
     if any(p.kind == "too deep" for p in shape_problems(schema)):
-        raise SchemaCheckError(depth_message(where))
+        _too_deep(where, opted_in)
+        return
     try:
         dumped: str | None = json.dumps(schema, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError):
@@ -566,43 +567,68 @@ def check_input_schema(
     try:
         problems = find_schema_problems(schema, metaschema=written)
     except RecursionError:
-        raise SchemaCheckError(depth_message(where)) from None
+        _too_deep(where, opted_in)
+        return
     if not problems and dumped is not None:
         if len(_CLEAN_SCHEMAS) >= _VALID_SCHEMAS_MAX:
             _CLEAN_SCHEMAS.clear()
         _CLEAN_SCHEMAS[(dumped, written)] = None
     hard = [p for p in problems if p.hard]
-    if hard:
+    soft = [p for p in problems if not p.hard]
+    if hard and opted_in:
         raise SchemaCheckError(
             f"{where} refers outside itself:\n"
             + "\n".join(f"  - {p.at}: {p.message}" for p in hard)
         )
-    if not problems:
-        return
-    if opted_in:
+    if soft and opted_in:
         raise SchemaCheckError(
             f"{where} would fail every call it applies to, which a tool with "
             "strict=True or input_examples may not "
-            f"({len(problems)} problem{'s' if len(problems) != 1 else ''}):\n"
-            + "\n".join(f"  - {p.at} ({p.keyword}): {p.message}" for p in problems)
+            f"({len(soft)} problem{'s' if len(soft) != 1 else ''}):\n"
+            + "\n".join(f"  - {p.at} ({p.keyword}): {p.message}" for p in soft)
         )
-    for p in problems:
+    if hard:
         warnings.warn(
-            f"{where}: keyword {p.keyword!r} at {p.at}: {p.message}. The tool is "
-            "served as written (refused for tools with strict=True or "
-            "input_examples)",
+            f"{where} refers outside itself, and the SDK never fetches schemas: "
+            "the values those references govern are not checked "
+            "(refused for tools with strict=True or input_examples):\n"
+            + "\n".join(f"  - {p.at}: {p.message}" for p in hard),
             UserWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
+    if soft:
+        warnings.warn(
+            f"{where} would fail every call it applies to; the tool is served "
+            "as written (refused for tools with strict=True or input_examples):\n"
+            + "\n".join(f"  - {p.at} ({p.keyword}): {p.message}" for p in soft),
+            UserWarning,
+            stacklevel=4,
+        )
+
+
+def _too_deep(where: str, opted_in: bool) -> None:
+    if opted_in:
+        raise SchemaCheckError(depth_message(where)) from None
+    warnings.warn(
+        depth_message(where) + "; the tool is served as written and every call "
+        "fails (refused for tools with strict=True or input_examples)",
+        UserWarning,
+        stacklevel=5,
+    )
+
+
+def opted_in(tool_def: Any) -> bool:
+    """Whether ``tool_def`` asked for checks (``strict=True`` or examples)."""
+    return tool_def.strict is True or tool_def.input_examples is not None
 
 
 def served_input_schema(tool_def: Any, schema: dict[str, Any]) -> dict[str, Any]:
     """``schema``, the input schema built for ``tool_def``, once checked.
 
-    Run when the tool is defined and again when its server is built, so a
-    schema that would fail every call is reported where it is written.
+    Run once per tool: when it is defined for a tool that opted in to
+    checks (so a mistake is reported where it is written), else when its
+    server is built.
     """
-    opted_in = tool_def.strict is True or tool_def.input_examples is not None
     # A schema built from Python types is valid by construction; only one
     # the author wrote as JSON needs its (costly) metaschema check.
     declared = tool_def.input_schema
@@ -610,7 +636,9 @@ def served_input_schema(tool_def: Any, schema: dict[str, Any]) -> dict[str, Any]
         isinstance(value, (str, int, float, bool, dict, list)) or value is None
         for value in declared.values()
     )
-    check_input_schema(tool_def.name, schema, opted_in=opted_in, written=written)
+    check_input_schema(
+        tool_def.name, schema, opted_in=opted_in(tool_def), written=written
+    )
     if tool_def.strict is True:
         # Imported here: strict_schema builds on this module.
         from .strict_schema import strict_input_schema

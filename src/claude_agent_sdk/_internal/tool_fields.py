@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -86,12 +87,13 @@ def json_snapshot(value: Any, path: str, depth: int = 0) -> Any:
 
 
 def check_tool_fields(
-    tool_def: Any, input_schema: Callable[[], dict[str, Any]]
+    tool_def: Any, input_schema: Callable[[], dict[str, Any]] | None
 ) -> tuple[list[dict[str, Any]] | None, dict[str, Any] | None]:
     """Check ``tool_def``'s new fields; return copies of its examples and extra fields.
 
     ``input_schema`` builds the tool's served input schema, which is only
-    needed (and only built) when there are examples to check against it.
+    needed (and only built) when there are examples to check against it;
+    None when it cannot be built yet (``check_examples`` runs later).
     """
     strict = tool_def.strict
     if strict is not None and not isinstance(strict, bool):
@@ -110,9 +112,14 @@ def check_tool_fields(
             for index, example in enumerate(examples)
         ]
     examples = _check_input_examples(tool_def.name, examples)
-    if examples:
+    if examples and input_schema is not None:
         _check_examples_match(tool_def.name, examples, input_schema())
     return examples, _check_extra_fields(tool_def.name, tool_def.extra_fields)
+
+
+def check_examples(tool_def: Any, schema: dict[str, Any]) -> None:
+    """Check ``tool_def``'s examples against its served input ``schema``."""
+    _check_examples_match(tool_def.name, tool_def.input_examples, schema)
 
 
 def _check_input_examples(name: str, examples: Any) -> list[dict[str, Any]] | None:
@@ -219,3 +226,36 @@ def _check_mcp_tool_fields(where: str, fields: dict[str, Any]) -> None:
         raise ValueError(
             f"{where}['outputSchema'] is not a valid JSON Schema: {e.message}"
         ) from None
+
+
+def warn_duplicate_names(server_name: str, tools: list[Any]) -> None:
+    """Warn once per name when two differing tools of a server share it.
+
+    Both are listed and a call by that name reaches the last one's handler,
+    as always; Claude Code offers the model one definition (the first), so
+    when the two differ the model may be shown one tool and run another.
+    """
+    first: dict[str, Any] = {}
+    warned: set[str] = set()
+    for tool_def in tools:
+        earlier = first.setdefault(tool_def.name, tool_def)
+        if earlier is tool_def or tool_def.name in warned:
+            continue
+        differing = [
+            field
+            for field in (
+                "description", "input_schema", "handler", "annotations",
+                "strict", "input_examples", "extra_fields",
+            )
+            if getattr(earlier, field) != getattr(tool_def, field)
+        ]  # fmt: skip
+        if differing:
+            warned.add(tool_def.name)
+            warnings.warn(
+                f"SDK MCP server '{server_name}' has two tools named "
+                f"'{tool_def.name}' that differ in {', '.join(differing)}: both "
+                "are listed and calls reach the last one's handler, while "
+                "Claude Code shows the model the first one's definition",
+                UserWarning,
+                stacklevel=3,
+            )

@@ -1,0 +1,442 @@
+"""Every way the fork may answer a case differently from pristine upstream.
+
+``compare`` lines up one case's two runner outputs (``runner.py``) aspect by
+aspect (what defining the tools raised and warned, ``initialize``, each
+``tools/list`` entry, each ``tools/call`` response and the arguments its
+handler received, log records) and returns each difference. ``explain``
+finds the row of ``ROWS`` that accounts for a difference, or None; the
+differential test fails on any difference no row accounts for, and on any
+row no case shows. ``docs/differences.md`` carries ``ROWS`` as a table
+(``python -m tests.differential.differences --write``).
+
+A row is a repair of something upstream breaks, or a warning about a hazard
+upstream keeps silent; with none of the new arguments nothing else may
+differ.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "differences.md"
+
+# JSON Schema keywords that may stand at the top of an input schema (the
+# same list the fork's json_schema_dicts reads); repeated here so the table
+# does not lean on the code it checks.
+_KEYWORDS = frozenset(
+    {
+        "$schema", "$id", "$ref", "$defs", "definitions", "$anchor",
+        "$dynamicRef", "$dynamicAnchor", "$comment", "type", "properties",
+        "required", "additionalProperties", "patternProperties",
+        "propertyNames", "minProperties", "maxProperties",
+        "unevaluatedProperties", "dependentRequired", "dependentSchemas",
+        "anyOf", "oneOf", "allOf", "not", "if", "then", "else", "enum",
+        "const", "title", "description", "default", "examples",
+    }
+)  # fmt: skip
+
+
+@dataclass
+class Difference:
+    case: dict[str, Any]
+    aspect: str  # define, server, serve, initialize, list, call, logs
+    upstream: Any
+    fork: Any
+    tool: str | None = None
+    index: int | None = None
+    related: list[Difference] = field(default_factory=list)
+
+    def describe(self) -> str:
+        where = f"{self.case['id']} {self.aspect}"
+        if self.tool is not None:
+            where += f" (tool {self.tool!r})"
+        if self.index is not None:
+            where += f" #{self.index}"
+        return f"{where}\n    upstream: {_short(self.upstream)}\n    fork:     {_short(self.fork)}"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) < 600 else text[:600] + "…"
+
+
+# ---------------------------------------------------------------------------
+# Lining the two outputs up
+
+
+def _tools(case_out: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    # The last definition of a name is the one its calls reach.
+    return {t["name"]: t for t in case_out.get("tools") or []}
+
+
+def _entries(case_out: dict[str, Any]) -> list[Any] | None:
+    listing = case_out.get("list")
+    if not isinstance(listing, dict) or "result" not in listing:
+        return None
+    entries: list[Any] = listing["result"]["tools"]
+    return entries
+
+
+def _extra(fork: list[str], upstream: list[str]) -> tuple[list[str], list[str]]:
+    """(lines only the fork has, lines only upstream has), as multisets."""
+    more = Counter(fork) - Counter(upstream)
+    fewer = Counter(upstream) - Counter(fork)
+    return list(more.elements()), list(fewer.elements())
+
+
+def compare(
+    case: dict[str, Any], upstream: dict[str, Any], fork: dict[str, Any]
+) -> list[Difference]:
+    found: list[Difference] = []
+    up_tools = _tools(upstream)
+    for phase in ("define", "server"):
+        if upstream.get(f"{phase}_error") != fork.get(f"{phase}_error"):
+            found.append(
+                Difference(
+                    case, f"{phase}_error",
+                    upstream.get(f"{phase}_error"), fork.get(f"{phase}_error"),
+                )
+            )  # fmt: skip
+    if found:
+        return found  # one side has no server: nothing else lines up
+    for phase in ("define", "server", "serve"):
+        more, fewer = _extra(
+            fork.get(f"{phase}_warnings") or [], upstream.get(f"{phase}_warnings") or []
+        )
+        found += [Difference(case, f"{phase}_warning", None, w) for w in more]
+        found += [Difference(case, f"{phase}_warning", w, None) for w in fewer]
+    if "initialize" in upstream or "initialize" in fork:
+        if upstream.get("initialize") != fork.get("initialize"):
+            found.append(
+                Difference(case, "initialize", upstream.get("initialize"), fork.get("initialize"))
+            )
+    up_entries, fork_entries = _entries(upstream), _entries(fork)
+    if up_entries is None or fork_entries is None or len(up_entries) != len(fork_entries):
+        if upstream.get("list") != fork.get("list"):
+            found.append(Difference(case, "list", upstream.get("list"), fork.get("list")))
+    else:
+        for index, (a, b) in enumerate(zip(up_entries, fork_entries, strict=True)):
+            if a != b:
+                found.append(
+                    Difference(case, "list", a, b, tool=a.get("name"), index=index)
+                )
+    for index, (a, b) in enumerate(
+        zip(upstream.get("calls") or [], fork.get("calls") or [], strict=True)
+    ):
+        if a != b:
+            name = case["calls"][index]["name"]
+            found.append(Difference(case, "call", a, b, tool=name, index=index))
+    more, fewer = _extra(fork.get("logs") or [], upstream.get("logs") or [])
+    found += [Difference(case, "logs", None, line) for line in more]
+    found += [Difference(case, "logs", line, None) for line in fewer]
+    for difference in found:
+        difference.related = found
+        if difference.tool is not None:
+            difference.case = {**case, "declared": up_tools.get(difference.tool)}
+    return found
+
+
+# ---------------------------------------------------------------------------
+# The rows
+
+
+def _upstream_reads_as_schema(schema: dict[str, Any]) -> bool:
+    return isinstance(schema.get("type"), str) and "properties" in schema
+
+
+def _repaired_json_schema(d: Difference) -> bool:
+    """The tool's dict is JSON Schema; upstream read it as shorthand."""
+    declared = (d.case.get("declared") or {}).get("json")
+    if not isinstance(declared, dict) or _upstream_reads_as_schema(declared):
+        return False
+    if declared.get("type", "object") != "object" or not _KEYWORDS & declared.keys():
+        return False
+    expected = declared if "type" in declared else {"type": "object", **declared}
+    if d.aspect == "list":
+        up, fork = d.upstream, d.fork
+        same_rest = {k: v for k, v in up.items() if k != "inputSchema"} == {
+            k: v for k, v in fork.items() if k != "inputSchema"
+        }
+        shorthand = set(up["inputSchema"].get("properties", {})) == set(declared)
+        return same_rest and shorthand and fork["inputSchema"] == expected
+    # A call: validated against the repaired schema, so anything may differ,
+    # as long as the tool's listing differs by this row.
+    return d.aspect == "call" and any(
+        r.aspect == "list" and r.tool == d.tool and _repaired_json_schema(r)
+        for r in d.related
+    )
+
+
+def _refs(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        found = [value["$ref"]] if isinstance(value.get("$ref"), str) else []
+        return found + [r for v in value.values() for r in _refs(v)]
+    if isinstance(value, list):
+        return [r for v in value for r in _refs(v)]
+    return []
+
+
+def _remote_ref_call(d: Difference) -> bool:
+    """Upstream tried to fetch a reference outside the schema; the fork did not."""
+    if d.aspect != "call":
+        return False
+    response = d.upstream["response"].get("result") or {}
+    text = " ".join(c.get("text", "") for c in response.get("content") or [])
+    outside = [r for r in _refs((d.case.get("declared") or {}).get("json")) if not r.startswith("#")]
+    return response.get("isError") is True and (
+        "Unresolvable" in text or any(uri in text for uri in outside)
+    )
+
+
+def _warning(pattern: str) -> Callable[[Difference], bool]:
+    regex = re.compile(pattern, re.S)
+
+    def matches(d: Difference) -> bool:
+        return (
+            d.aspect.endswith("_warning")
+            and d.upstream is None
+            and isinstance(d.fork, str)
+            and regex.match(d.fork) is not None
+        )
+
+    return matches
+
+
+def _model_class(d: Difference) -> bool:
+    """A pydantic model tool: served, validated and handed over by the model."""
+    declared = d.case.get("declared") or {}
+    if d.aspect == "call" and declared.get("kind") == "ModelMetaclass":
+        return True
+    return (
+        d.aspect == "list"
+        and declared.get("kind") == "ModelMetaclass"
+        and d.upstream.get("inputSchema") == {"type": "object", "properties": {}}
+        and {k: v for k, v in d.upstream.items() if k != "inputSchema"}
+        == {k: v for k, v in d.fork.items() if k != "inputSchema"}
+    )
+
+
+def _consequence(d: Difference) -> bool:
+    """A log line that only a call difference already accounted for explains."""
+    return d.aspect == "logs" and any(
+        r.aspect == "call" and explain(r) is not None for r in d.related
+    )
+
+
+def _new_argument(d: Difference) -> bool:
+    """A docs example that uses a new argument: upstream has no such keyword."""
+    return (
+        "opt-in" in d.case["tags"]
+        and d.aspect in ("define_error", "server_error")
+        and isinstance(d.upstream, str)
+        and re.match(r"TypeError: .*unexpected keyword argument", d.upstream) is not None
+    )
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    case: str
+    upstream: str
+    fork: str
+    why: str
+    matches: Callable[[Difference], bool]
+
+
+ROWS = [
+    Row(
+        "json-schema-without-properties",
+        "An `input_schema` dict that is JSON Schema (every value JSON, a "
+        "JSON Schema keyword present, top-level `type` absent or `\"object\"`) "
+        "but lacks the `type` + `properties` pair: `{\"type\": \"object\"}`, "
+        "`{\"properties\": ...}`, a top-level `anyOf` or `$ref`, a bare "
+        "`{\"$schema\": ...}` (gitlab's published tools)",
+        "read as `{name: type}` shorthand: each keyword becomes a required "
+        "string parameter (`type`, `anyOf`, `$schema`), and calls are "
+        "validated against that",
+        "served as the schema it is (`\"type\": \"object\"` added when absent); "
+        "calls are validated against it",
+        "repair: upstream's tool cannot be called as written "
+        "(patch `json-schema-dicts`)",
+        _repaired_json_schema,
+    ),
+    Row(
+        "remote-ref",
+        "A `$ref` that resolves outside the tool's schema (`https:`, `file:`, "
+        "a relative URI)",
+        "fetched with a blocking request inside the event loop on every call; "
+        "when the fetch fails the call is an error result (`Unresolvable`)",
+        "never fetched: the values it governs are not checked, the rest of the "
+        "schema is, and the handler is called",
+        "repair: network I/O in the event loop (patch "
+        "`compiled-argument-validators`)",
+        _remote_ref_call,
+    ),
+    Row(
+        "remote-ref-warning",
+        "The same tool, when its server is built",
+        "nothing",
+        "one `UserWarning` naming the tool and each reference's JSON Pointer",
+        "hazard made visible (patch `schema-checks`)",
+        _warning(r"UserWarning: Tool '[^']*': input_schema refers outside itself"),
+    ),
+    Row(
+        "fails-every-call-warning",
+        "A schema that fails its metaschema, a `pattern` Python's `re` cannot "
+        "compile, a local `$ref` to nothing, NaN",
+        "served; every call is an error result",
+        "the same, plus one `UserWarning` naming the tool and listing each place",
+        "hazard made visible (patch `schema-checks`)",
+        _warning(r"UserWarning: Tool '[^']*': input_schema would fail every call"),
+    ),
+    Row(
+        "too-deep-warning",
+        "A schema nested deeper than 128 levels",
+        "served; every call is an error result (`RecursionError`)",
+        "the same, plus one `UserWarning`",
+        "hazard made visible (patch `schema-checks`)",
+        _warning(r"UserWarning: Tool '[^']*': input_schema nests deeper"),
+    ),
+    Row(
+        "non-object-top-warning",
+        "An `input_schema` dict whose top-level `type` is not `\"object\"` "
+        "(`{\"type\": \"array\", ...}`, `{\"type\": [\"object\", \"null\"]}`)",
+        "read as shorthand (or, with `properties`, served as written, which "
+        "mcp 2.x refuses to list)",
+        "the same, plus one `UserWarning` saying what the tool became",
+        "hazard made visible (patch `json-schema-dicts`)",
+        _warning(r"UserWarning: Tool '[^']*': input_schema has the top-level type"),
+    ),
+    Row(
+        "duplicate-names-warning",
+        "Two tools with one name in one server that differ (description, "
+        "schema, handler, ...)",
+        "both listed; calls reach the last one's handler (Claude Code shows "
+        "the model the first one's definition)",
+        "the same, plus one `UserWarning` naming the fields that differ",
+        "hazard made visible (patch `tool-field-checks`)",
+        _warning(r"UserWarning: SDK MCP server '[^']*' has two tools named"),
+    ),
+    Row(
+        "unknown-class-warning",
+        "An `input_schema` that is a class other than a TypedDict or a "
+        "pydantic model (a dataclass; a `typing_extensions.TypedDict` on "
+        "Python 3.11-3.12, which `typing.is_typeddict` does not recognize)",
+        "served as an object without properties; any arguments reach the "
+        "handler",
+        "the same, plus one `UserWarning` saying why",
+        "hazard made visible (patch `pydantic-input-models`)",
+        _warning(r"UserWarning: Tool '[^']*': input_schema .* is (neither|a typing_extensions)"),
+    ),
+    Row(
+        "pydantic-model",
+        "A pydantic `BaseModel` subclass as `input_schema`",
+        "served as an object without properties; the handler gets the "
+        "arguments dict, unchecked",
+        "served as the model's JSON Schema; each call is validated by the "
+        "model and the handler gets the model instance",
+        "opt-in (a model class is one of the new arguments) and repair: "
+        "upstream tells the model of no parameter (patch "
+        "`pydantic-input-models`)",
+        _model_class,
+    ),
+    Row(
+        "logs-of-a-repaired-call",
+        "A log record (an unsupported content type, a binary resource) of a "
+        "call that a row above accounts for",
+        "logged when upstream's handler ran",
+        "logged when the fork's handler ran",
+        "consequence of the repair that made the handler run",
+        _consequence,
+    ),
+    Row(
+        "new-arguments",
+        "A docs example that uses a new argument (`strict`, `input_examples`, "
+        "`extra_fields`)",
+        "`TypeError`: no such keyword",
+        "the tool is defined, listed and called",
+        "opt-in: the feature itself",
+        _new_argument,
+    ),
+]
+
+
+def explain(difference: Difference) -> Row | None:
+    for row in ROWS:
+        if row.matches(difference):
+            return row
+    return None
+
+
+# ---------------------------------------------------------------------------
+# docs/differences.md
+
+
+def table() -> str:
+    lines = [
+        "| row | case | upstream 0.2.189 | fork | why |",
+        "|---|---|---|---|---|",
+    ]
+    for row in ROWS:
+        lines.append(
+            f"| `{row.key}` | {row.case} | {row.upstream} | {row.fork} | {row.why} |"
+        )
+    return "\n".join(lines)
+
+
+def figures_text(figures: dict[str, Any]) -> str:
+    by_row = ", ".join(f"`{k}` {n:,}" for k, n in figures["by_row"].items())
+    return (
+        f"- {figures['cases']:,} cases ({figures['generated']:,} generated, "
+        f"{figures['named']} named, {figures['corpus']} from the corpus, "
+        f"{figures['docs']} from the docs), {figures['calls']:,} tool calls;\n"
+        f"- {figures['differences']:,} differences in "
+        f"{figures['cases_with_differences']:,} cases, every one accounted for "
+        f"by the {figures['rows']} rows of the table;\n"
+        f"- by row: {by_row}."
+    )
+
+
+def readme_summary(figures: dict[str, Any]) -> str:
+    return (
+        f"{figures['cases']:,} cases, {figures['differences']:,} differences, "
+        f"all accounted for by the {figures['rows']} rows"
+    )
+
+
+def read_figures() -> str:
+    sys.path.insert(0, str(ROOT))
+    from tools.doc_blocks import read_block
+
+    return read_block(DOC, "differential-figures")
+
+
+def write_figures(text: str) -> None:
+    sys.path.insert(0, str(ROOT))
+    from tools.doc_blocks import write_block
+
+    write_block(DOC, "differential-figures", text)
+
+
+def main(argv: list[str]) -> int:
+    sys.path.insert(0, str(ROOT))
+    from tools.doc_blocks import read_block, write_block
+
+    if argv == ["--write"]:
+        write_block(DOC, "differences", table())
+        return 0
+    if read_block(DOC, "differences") != table():
+        print(f"{DOC} is stale: python -m tests.differential.differences --write")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,174 @@
+"""The fork against pristine upstream 0.2.189, case by case.
+
+Run by ``nox -s differential``, which installs pristine upstream (from its
+hash-checked sdist) into a venv of its own and names that venv's Python in
+``$DIFFERENTIAL_UPSTREAM_PYTHON``; this process's Python holds the fork,
+with the same mcp. Both run ``runner.py`` on the same cases; every
+difference must be accounted for by a row of ``differences.ROWS`` (and so
+of the table in docs/differences.md), and every row by some case.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+from collections import Counter
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.differential import differences
+from tests.differential.cases import all_cases
+
+ROOT = Path(__file__).resolve().parents[2]
+UPSTREAM_PYTHON = os.environ.get("DIFFERENTIAL_UPSTREAM_PYTHON")
+GENERATED = 600
+# Where the session's figures go (the README quotes those of Python 3.11).
+FIGURES = ROOT / ".cache" / "differential"
+
+Outputs = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
+
+
+def _run(python: str, cases: Path, out: Path, env: dict[str, str] | None = None) -> Any:
+    subprocess.run(
+        [python, "-m", "tests.differential.runner", str(cases), str(out)],
+        cwd=ROOT,
+        check=True,
+        env={**os.environ, **(env or {})},
+    )
+    return json.loads(out.read_text("utf-8"))
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("differential")
+
+
+@pytest.fixture(scope="module")
+def cases(workdir: Path) -> Path:
+    path = workdir / "cases.json"
+    path.write_text(json.dumps(all_cases(GENERATED)), "utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def outputs(workdir: Path, cases: Path) -> Outputs:
+    if not UPSTREAM_PYTHON:
+        pytest.fail(
+            "$DIFFERENTIAL_UPSTREAM_PYTHON must name a Python with pristine "
+            "upstream installed: run these tests with `nox -s differential`",
+            pytrace=False,
+        )
+    loaded = json.loads(cases.read_text("utf-8"))
+    upstream = _run(UPSTREAM_PYTHON, cases, workdir / "upstream.json")
+    fork = _run(sys.executable, cases, workdir / "fork.json")
+    return loaded, upstream, fork
+
+
+def _differences(outputs: Outputs) -> list[differences.Difference]:
+    loaded, upstream, fork = outputs
+    assert [c["id"] for c in loaded] == [o["id"] for o in upstream]
+    assert [c["id"] for c in loaded] == [o["id"] for o in fork]
+    found = []
+    for case, up, fk in zip(loaded, upstream, fork, strict=True):
+        found += differences.compare(case, up, fk)
+    return found
+
+
+def test_the_upstream_venv_holds_pristine_upstream() -> None:
+    assert UPSTREAM_PYTHON
+    probe = (
+        "import claude_agent_sdk, inspect; "
+        "print(claude_agent_sdk.__version__, "
+        "'strict' in inspect.signature(claude_agent_sdk.tool).parameters)"
+    )
+    answer = subprocess.run(
+        [UPSTREAM_PYTHON, "-c", probe], check=True, capture_output=True, text=True
+    ).stdout.split()
+    assert answer == ["0.2.189", "False"]
+
+
+def test_every_difference_is_a_row_of_the_table(outputs: Outputs) -> None:
+    found = _differences(outputs)
+    unexplained = [d for d in found if differences.explain(d) is None]
+    shown = "\n".join(d.describe() for d in unexplained[:15])
+    assert not unexplained, (
+        f"{len(unexplained)} of {len(found)} differences from upstream match no "
+        f"row of tests/differential/differences.py:\n{shown}"
+    )
+    loaded = outputs[0]
+    rows = Counter(
+        row.key for d in found if (row := differences.explain(d)) is not None
+    )
+    FIGURES.mkdir(parents=True, exist_ok=True)
+    figures = {
+        "python": platform.python_version(),
+        "mcp": version("mcp"),
+        "cases": len(loaded),
+        "generated": sum(c["id"].startswith("generated-") for c in loaded),
+        "corpus": sum(c["id"].startswith("corpus-") for c in loaded),
+        "docs": sum(c["id"].startswith("docs-") for c in loaded),
+        "named": sum(c["id"].startswith("named-") for c in loaded),
+        "calls": sum(len(c["calls"]) for c in loaded),
+        "differences": len(found),
+        "cases_with_differences": len({d.case["id"] for d in found}),
+        "rows": len(differences.ROWS),
+        "by_row": dict(sorted(rows.items())),
+    }
+    name = f"py{sys.version_info.major}{sys.version_info.minor}-mcp{version('mcp')}"
+    (FIGURES / f"{name}.json").write_text(json.dumps(figures, indent=1), "utf-8")
+    if sys.version_info[:2] == (3, 11):
+        # The figures the docs and the README quote are this run's.
+        rendered = differences.figures_text(figures)
+        if os.environ.get("DIFFERENTIAL_WRITE"):
+            differences.write_figures(rendered)
+        assert differences.read_figures() == rendered, (
+            "docs/differences.md quotes other figures than this run's: "
+            "tools/nox -s 'differential-3.11(mcp2)' -- --write"
+        )
+        summary = differences.readme_summary(figures)
+        readme = (ROOT / "README.md").read_text("utf-8")
+        assert summary in " ".join(readme.split()), (
+            f"README.md must state the differential figures: {summary!r}"
+        )
+
+
+def test_every_row_of_the_table_is_shown_by_a_case(outputs: Outputs) -> None:
+    shown = {
+        row.key
+        for d in _differences(outputs)
+        if (row := differences.explain(d)) is not None
+    }
+    unseen = [row.key for row in differences.ROWS if row.key not in shown]
+    assert not unseen, f"no case shows these rows of the table: {unseen}"
+
+
+def test_the_table_in_the_docs_is_current() -> None:
+    assert differences.main([]) == 0, "run: python -m tests.differential.differences --write"
+
+
+def test_breaking_one_neutral_behaviour_fails_the_comparison(
+    workdir: Path, cases: Path, outputs: Outputs
+) -> None:
+    """The comparison bites: a fork that serves ``Optional[X]`` as nullable
+    for every tool (as it once did) is caught."""
+    loaded, upstream, _ = outputs
+    sabotaged = _run(
+        sys.executable,
+        cases,
+        workdir / "sabotaged.json",
+        env={"DIFFERENTIAL_SABOTAGE": "faithful-types-for-every-tool"},
+    )
+    unexplained = [
+        d
+        for case, up, fk in zip(loaded, upstream, sabotaged, strict=True)
+        for d in differences.compare(case, up, fk)
+        if differences.explain(d) is None
+    ]
+    assert unexplained
+    assert any(d.aspect == "list" for d in unexplained)
