@@ -98,7 +98,7 @@ class BytesSpec:
 # Python types: (source expression, instance strategy or None, tags)
 
 _text = st.text(
-    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12
+    alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=12
 )
 _ints = st.integers(min_value=-(2**40), max_value=2**40)
 _floats = st.floats(allow_nan=False, allow_infinity=False, width=32)
@@ -113,10 +113,18 @@ SCALAR_TYPES: list[tuple[str, Any, str]] = [
     ("list[str]", st.lists(_text, max_size=3), "type:list[str]"),
     ("list[int]", st.lists(_ints, max_size=3), "type:list[int]"),
     ("list[float]", st.lists(_floats, max_size=3), "type:list[float]"),
-    ("list[list[int]]", st.lists(st.lists(_ints, max_size=2), max_size=2), "type:nested-list"),
+    (
+        "list[list[int]]",
+        st.lists(st.lists(_ints, max_size=2), max_size=2),
+        "type:nested-list",
+    ),
     ("dict[str, int]", st.dictionaries(_text, _ints, max_size=2), "type:dict[str,V]"),
     ("dict[str, str]", st.dictionaries(_text, _text, max_size=2), "type:dict[str,V]"),
-    ("dict[int, str]", st.dictionaries(st.integers(0, 9).map(str), _text, max_size=2), "type:dict[int,V]"),
+    (
+        "dict[int, str]",
+        st.dictionaries(st.integers(0, 9).map(str), _text, max_size=2),
+        "type:dict[int,V]",
+    ),
     ("Optional[str]", st.one_of(st.none(), _text), "type:optional"),
     ("str | None", st.one_of(st.none(), _text), "type:optional"),
     ("Optional[int]", st.one_of(st.none(), _ints), "type:optional"),
@@ -126,8 +134,16 @@ SCALAR_TYPES: list[tuple[str, Any, str]] = [
     ("Literal[1, 2]", st.sampled_from([1, 2, 3]), "type:literal"),
     ("Color", st.sampled_from(["red", "green", "blue"]), "type:enum"),
     ("datetime.date", st.sampled_from(["2024-01-31", "not a date"]), "type:date"),
-    ("datetime.datetime", st.sampled_from(["2024-01-31T10:00:00Z", "yesterday"]), "type:datetime"),
-    ("uuid.UUID", st.sampled_from(["12345678-1234-5678-1234-567812345678", "nope"]), "type:uuid"),
+    (
+        "datetime.datetime",
+        st.sampled_from(["2024-01-31T10:00:00Z", "yesterday"]),
+        "type:datetime",
+    ),
+    (
+        "uuid.UUID",
+        st.sampled_from(["12345678-1234-5678-1234-567812345678", "nope"]),
+        "type:uuid",
+    ),
     ("decimal.Decimal", st.sampled_from(["1.5", 2]), "type:other"),
     ("bytes", st.sampled_from(["abc", 3]), "type:other"),
     ("tuple[int, int]", st.lists(_ints, min_size=2, max_size=2), "type:other"),
@@ -135,11 +151,23 @@ SCALAR_TYPES: list[tuple[str, Any, str]] = [
     ("Any", st.one_of(_ints, _text, st.none()), "type:other"),
     ("Annotated[str, 'A description']", _text, "type:annotated"),
     ("Annotated[int, 'How many']", _ints, "type:annotated"),
-    ("Annotated[Optional[int], 'Maybe a number']", st.one_of(st.none(), _ints), "type:annotated-optional"),
+    (
+        "Annotated[Optional[int], 'Maybe a number']",
+        st.one_of(st.none(), _ints),
+        "type:annotated-optional",
+    ),
     ("list[Annotated[str, 'An item']]", st.lists(_text, max_size=2), "type:annotated"),
     ("Point", st.fixed_dictionaries({"x": _ints, "y": _ints}), "type:typeddict"),
-    ("list[Point]", st.lists(st.fixed_dictionaries({"x": _ints, "y": _ints}), max_size=2), "type:typeddict"),
-    ("Optional[Point]", st.one_of(st.none(), st.fixed_dictionaries({"x": _ints, "y": _ints})), "type:optional"),
+    (
+        "list[Point]",
+        st.lists(st.fixed_dictionaries({"x": _ints, "y": _ints}), max_size=2),
+        "type:typeddict",
+    ),
+    (
+        "Optional[Point]",
+        st.one_of(st.none(), st.fixed_dictionaries({"x": _ints, "y": _ints})),
+        "type:optional",
+    ),
 ]
 
 _NAMES = st.sampled_from(
@@ -186,21 +214,34 @@ def _result(draw: Any) -> tuple[Any, list[str]]:
         return {"content": content}, ["result:content"]
     if kind == "is_error":
         value = draw(st.sampled_from(_IS_ERROR))
-        tag = "result:is_error-bool" if isinstance(value, bool) else "result:is_error-odd"
+        tag = (
+            "result:is_error-bool" if isinstance(value, bool) else "result:is_error-odd"
+        )
         return {"content": content, "is_error": value}, [tag]
     if kind == "structured":
-        structured = draw(st.dictionaries(st.sampled_from(["a", "b"]), _ints, max_size=2))
+        structured = draw(
+            st.dictionaries(st.sampled_from(["a", "b"]), _ints, max_size=2)
+        )
         return (
             {"content": content, "structuredContent": structured},
             ["result:structured"],
         )
     if kind == "raise":
-        return RaiseSpec(draw(st.sampled_from(["boom", "", "bad input: x"]))), ["result:raise"]
+        return RaiseSpec(draw(st.sampled_from(["boom", "", "bad input: x"]))), [
+            "result:raise"
+        ]
     if kind == "odd":
         value = draw(
             st.sampled_from(
-                [{}, None, "just text", {"content": "text"}, {"content": [{"text": "no type"}]},
-                 {"content": [{"type": "text"}]}, {"content": None}]
+                [
+                    {},
+                    None,
+                    "just text",
+                    {"content": "text"},
+                    {"content": [{"text": "no type"}]},
+                    {"content": [{"type": "text"}]},
+                    {"content": None},
+                ]
             )
         )
         return value, ["result:odd"]
@@ -209,8 +250,19 @@ def _result(draw: Any) -> tuple[Any, list[str]]:
             [
                 {"content": [{"type": "text", "text": float("nan")}]},
                 {"content": [{"type": "text", "text": BytesSpec(b"raw")}]},
-                {"content": [{"type": "image", "data": BytesSpec(b"\x89PNG"), "mimeType": "image/png"}]},
-                {"content": [{"type": "text", "text": "ok"}], "structuredContent": {"v": float("nan")}},
+                {
+                    "content": [
+                        {
+                            "type": "image",
+                            "data": BytesSpec(b"\x89PNG"),
+                            "mimeType": "image/png",
+                        }
+                    ]
+                },
+                {
+                    "content": [{"type": "text", "text": "ok"}],
+                    "structuredContent": {"v": float("nan")},
+                },
             ]
         )
     )
@@ -266,7 +318,11 @@ def _typeddict_tool(draw: Any, name: str, index: int) -> tuple[_Tool, list[str]]
     later = f"Later{index}"
     fields = draw(
         st.lists(
-            st.tuples(_NAMES, st.sampled_from(SCALAR_TYPES), st.sampled_from(["", "NotRequired", "Required"])),
+            st.tuples(
+                _NAMES,
+                st.sampled_from(SCALAR_TYPES),
+                st.sampled_from(["", "NotRequired", "Required"]),
+            ),
             min_size=1,
             max_size=4,
             unique_by=lambda f: f[0],
@@ -304,12 +360,20 @@ def _leaf() -> Any:
     return st.one_of(
         st.just(({"type": "string"}, _text)),
         st.just(({"type": "string", "description": "Some text"}, _text)),
-        st.just(({"type": "string", "enum": ["a", "b"]}, st.sampled_from(["a", "b", "z"]))),
-        st.just(({"type": "string", "format": "date"}, st.sampled_from(["2024-01-01", "x"]))),
-        st.just(({"type": "string", "pattern": "^[a-z]+$"}, st.sampled_from(["abc", "A1"]))),
+        st.just(
+            ({"type": "string", "enum": ["a", "b"]}, st.sampled_from(["a", "b", "z"]))
+        ),
+        st.just(
+            ({"type": "string", "format": "date"}, st.sampled_from(["2024-01-01", "x"]))
+        ),
+        st.just(
+            ({"type": "string", "pattern": "^[a-z]+$"}, st.sampled_from(["abc", "A1"]))
+        ),
         st.just(({"type": "string", "minLength": 2, "maxLength": 5}, _text)),
         st.just(({"type": "integer"}, _ints)),
-        st.just(({"type": "integer", "minimum": 1, "maximum": 50}, st.integers(-2, 60))),
+        st.just(
+            ({"type": "integer", "minimum": 1, "maximum": 50}, st.integers(-2, 60))
+        ),
         st.just(({"type": "number"}, _floats)),
         st.just(({"type": "boolean"}, st.booleans())),
         st.just(({"type": "null"}, st.none())),
@@ -336,7 +400,9 @@ def _node(depth: int) -> Any:
 
     @st.composite
     def obj(draw: Any) -> tuple[dict[str, Any], Any]:
-        props = draw(st.lists(st.tuples(_NAMES, child), max_size=3, unique_by=lambda p: p[0]))
+        props = draw(
+            st.lists(st.tuples(_NAMES, child), max_size=3, unique_by=lambda p: p[0])
+        )
         schema: dict[str, Any] = {
             "type": "object",
             "properties": {n: s for n, (s, _) in props},
@@ -368,7 +434,9 @@ def _json_schema_tool(draw: Any, name: str) -> tuple[_Tool, list[str]]:
             ]
         )
     )  # fmt: skip
-    props = draw(st.lists(st.tuples(_NAMES, _node(2)), max_size=4, unique_by=lambda p: p[0]))
+    props = draw(
+        st.lists(st.tuples(_NAMES, _node(2)), max_size=4, unique_by=lambda p: p[0])
+    )
     properties = {n: s for n, (s, _) in props}
     strategies = {n: s for n, (_, s) in props}
     required = [n for n, _ in props[: draw(st.integers(0, len(props)))]]
@@ -545,7 +613,7 @@ def generated_cases(count: int) -> list[dict[str, Any]]:
 
     collect()
     seen: set[str] = set()
-    cases = []
+    cases: list[dict[str, Any]] = []
     for case in drawn:
         key = json.dumps(case, sort_keys=True)
         if key in seen:
@@ -597,7 +665,7 @@ NEW_ARGUMENTS = ("strict=", "input_examples=", "extra_fields=", "tool_fields_rel
 
 
 def docs_cases() -> list[dict[str, Any]]:
-    cases = []
+    cases: list[dict[str, Any]] = []
     for path in DOC_FILES:
         for number, block in enumerate(_BLOCK.findall(path.read_text("utf-8"))):
             if "@tool(" not in block:
@@ -606,8 +674,7 @@ def docs_cases() -> list[dict[str, Any]]:
             if any(arg in block for arg in NEW_ARGUMENTS) or "BaseModel" in block:
                 tags.append("opt-in")
             source = (
-                block
-                + "\nfrom claude_agent_sdk import SdkMcpTool as _SdkMcpTool\n"
+                block + "\nfrom claude_agent_sdk import SdkMcpTool as _SdkMcpTool\n"
                 "TOOLS = [v for v in list(globals().values())"
                 " if isinstance(v, _SdkMcpTool)]\n"
             )
@@ -631,13 +698,9 @@ def _tool_case(
     footer: str = "",
 ) -> dict[str, Any]:
     source = (
-        PRELUDE
-        + header
-        + f"@tool('t', 'A tool', {schema})\n"
+        PRELUDE + header + f"@tool('t', 'A tool', {schema})\n"
         "async def handler(args):\n"
-        "    return await respond('t', args)\n"
-        + footer
-        + "TOOLS = [handler]\n"
+        "    return await respond('t', args)\n" + footer + "TOOLS = [handler]\n"
         "RESULTS = []\n"
     )
     return {
@@ -652,50 +715,76 @@ def named_cases() -> list[dict[str, Any]]:
     """One case for each class the generators draw only by chance."""
     return [
         _tool_case(
-            "metaschema-failure", ["schema:json"], "",
+            "metaschema-failure",
+            ["schema:json"],
+            "",
             py({"type": "object", "properties": {"q": {"type": "strng"}}}),
             [{"q": "x"}],
         ),
         _tool_case(
-            "uncompilable-pattern", ["schema:json"], "",
-            py({"type": "object", "properties": {"q": {"type": "string", "pattern": "^\\p{L}+$"}}}),
+            "uncompilable-pattern",
+            ["schema:json"],
+            "",
+            py(
+                {
+                    "type": "object",
+                    "properties": {"q": {"type": "string", "pattern": "^\\p{L}+$"}},
+                }
+            ),
             [{"q": "x"}],
         ),
         _tool_case(
-            "local-ref-to-nothing", ["schema:json"], "",
+            "local-ref-to-nothing",
+            ["schema:json"],
+            "",
             py({"type": "object", "properties": {"q": {"$ref": "#/$defs/nope"}}}),
             [{"q": "x"}, {}],
         ),
         _tool_case(
-            "deep-nesting", ["schema:json"],
+            "deep-nesting",
+            ["schema:json"],
             "DEEP = {'type': 'string'}\nfor _ in range(200):\n"
             "    DEEP = {'type': 'object', 'properties': {'a': DEEP}}\n",
-            "DEEP", [{}],
+            "DEEP",
+            [{}],
         ),
         _tool_case(
-            "dataclass", ["schema:class"],
+            "dataclass",
+            ["schema:class"],
             "import dataclasses\n@dataclasses.dataclass\nclass Args:\n    q: str\n",
-            "Args", [{"q": "x"}, {}],
+            "Args",
+            [{"q": "x"}, {}],
         ),
         _tool_case(
-            "typing-extensions-typeddict", ["schema:class"],
+            "typing-extensions-typeddict",
+            ["schema:class"],
             "import typing_extensions\nclass Args(typing_extensions.TypedDict):\n    q: str\n",
-            "Args", [{"q": "x"}, {}],
+            "Args",
+            [{"q": "x"}, {}],
         ),
         _tool_case(
-            "pydantic-model", ["schema:model", "opt-in"],
+            "pydantic-model",
+            ["schema:model", "opt-in"],
             "import pydantic\nclass Args(pydantic.BaseModel):\n    q: str\n",
-            "Args", [{"q": "x"}, {}],
+            "Args",
+            [{"q": "x"}, {}],
         ),
         _tool_case(
-            "optional-and-literal", ["schema:shorthand"], "",
+            "optional-and-literal",
+            ["schema:shorthand"],
+            "",
             "{'q': Optional[str], 'mode': Literal['a', 'b'], 'on': datetime.date}",
-            [{"q": None, "mode": "c", "on": "x"}, {"q": "x", "mode": "a", "on": "2024-01-01"}],
+            [
+                {"q": None, "mode": "c", "on": "x"},
+                {"q": "x", "mode": "a", "on": "2024-01-01"},
+            ],
         ),
         _tool_case(
-            "forward-reference", ["schema:typeddict", "typeddict:forward-ref"],
+            "forward-reference",
+            ["schema:typeddict", "typeddict:forward-ref"],
             "class Args(TypedDict):\n    later: 'Later'\n",
-            "Args", [{"later": {"z": "x"}}, {}],
+            "Args",
+            [{"later": {"z": "x"}}, {}],
             footer="class Later(TypedDict):\n    z: str\n",
         ),
     ]

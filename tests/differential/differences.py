@@ -112,15 +112,22 @@ def compare(
         )
         found += [Difference(case, f"{phase}_warning", None, w) for w in more]
         found += [Difference(case, f"{phase}_warning", w, None) for w in fewer]
-    if "initialize" in upstream or "initialize" in fork:
-        if upstream.get("initialize") != fork.get("initialize"):
-            found.append(
-                Difference(case, "initialize", upstream.get("initialize"), fork.get("initialize"))
+    if upstream.get("initialize") != fork.get("initialize"):
+        found.append(
+            Difference(
+                case, "initialize", upstream.get("initialize"), fork.get("initialize")
             )
+        )
     up_entries, fork_entries = _entries(upstream), _entries(fork)
-    if up_entries is None or fork_entries is None or len(up_entries) != len(fork_entries):
+    if (
+        up_entries is None
+        or fork_entries is None
+        or len(up_entries) != len(fork_entries)
+    ):
         if upstream.get("list") != fork.get("list"):
-            found.append(Difference(case, "list", upstream.get("list"), fork.get("list")))
+            found.append(
+                Difference(case, "list", upstream.get("list"), fork.get("list"))
+            )
     else:
         for index, (a, b) in enumerate(zip(up_entries, fork_entries, strict=True)):
             if a != b:
@@ -187,7 +194,11 @@ def _remote_ref_call(d: Difference) -> bool:
         return False
     response = d.upstream["response"].get("result") or {}
     text = " ".join(c.get("text", "") for c in response.get("content") or [])
-    outside = [r for r in _refs((d.case.get("declared") or {}).get("json")) if not r.startswith("#")]
+    outside = [
+        r
+        for r in _refs((d.case.get("declared") or {}).get("json"))
+        if not r.startswith("#")
+    ]
     return response.get("isError") is True and (
         "Unresolvable" in text or any(uri in text for uri in outside)
     )
@@ -234,7 +245,8 @@ def _new_argument(d: Difference) -> bool:
         "opt-in" in d.case["tags"]
         and d.aspect in ("define_error", "server_error")
         and isinstance(d.upstream, str)
-        and re.match(r"TypeError: .*unexpected keyword argument", d.upstream) is not None
+        and re.match(r"TypeError: .*unexpected keyword argument", d.upstream)
+        is not None
     )
 
 
@@ -252,14 +264,14 @@ ROWS = [
     Row(
         "json-schema-without-properties",
         "An `input_schema` dict that is JSON Schema (every value JSON, a "
-        "JSON Schema keyword present, top-level `type` absent or `\"object\"`) "
-        "but lacks the `type` + `properties` pair: `{\"type\": \"object\"}`, "
-        "`{\"properties\": ...}`, a top-level `anyOf` or `$ref`, a bare "
-        "`{\"$schema\": ...}` (gitlab's published tools)",
+        'JSON Schema keyword present, top-level `type` absent or `"object"`) '
+        'but lacks the `type` + `properties` pair: `{"type": "object"}`, '
+        '`{"properties": ...}`, a top-level `anyOf` or `$ref`, a bare '
+        '`{"$schema": ...}` (gitlab\'s published tools)',
         "read as `{name: type}` shorthand: each keyword becomes a required "
         "string parameter (`type`, `anyOf`, `$schema`), and calls are "
         "validated against that",
-        "served as the schema it is (`\"type\": \"object\"` added when absent); "
+        'served as the schema it is (`"type": "object"` added when absent); '
         "calls are validated against it",
         "repair: upstream's tool cannot be called as written "
         "(patch `json-schema-dicts`)",
@@ -273,8 +285,7 @@ ROWS = [
         "when the fetch fails the call is an error result (`Unresolvable`)",
         "never fetched: the values it governs are not checked, the rest of the "
         "schema is, and the handler is called",
-        "repair: network I/O in the event loop (patch "
-        "`compiled-argument-validators`)",
+        "repair: network I/O in the event loop (patch `compiled-argument-validators`)",
         _remote_ref_call,
     ),
     Row(
@@ -304,8 +315,8 @@ ROWS = [
     ),
     Row(
         "non-object-top-warning",
-        "An `input_schema` dict whose top-level `type` is not `\"object\"` "
-        "(`{\"type\": \"array\", ...}`, `{\"type\": [\"object\", \"null\"]}`)",
+        'An `input_schema` dict whose top-level `type` is not `"object"` '
+        '(`{"type": "array", ...}`, `{"type": ["object", "null"]}`)',
         "read as shorthand (or, with `properties`, served as written, which "
         "mcp 2.x refuses to list)",
         "the same, plus one `UserWarning` saying what the tool became",
@@ -327,11 +338,12 @@ ROWS = [
         "An `input_schema` that is a class other than a TypedDict or a "
         "pydantic model (a dataclass; a `typing_extensions.TypedDict` on "
         "Python 3.11-3.12, which `typing.is_typeddict` does not recognize)",
-        "served as an object without properties; any arguments reach the "
-        "handler",
+        "served as an object without properties; any arguments reach the handler",
         "the same, plus one `UserWarning` saying why",
         "hazard made visible (patch `pydantic-input-models`)",
-        _warning(r"UserWarning: Tool '[^']*': input_schema .* is (neither|a typing_extensions)"),
+        _warning(
+            r"UserWarning: Tool '[^']*': input_schema .* is (neither|a typing_extensions)"
+        ),
     ),
     Row(
         "pydantic-model",

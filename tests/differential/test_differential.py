@@ -152,7 +152,9 @@ def test_every_row_of_the_table_is_shown_by_a_case(outputs: Outputs) -> None:
 
 
 def test_the_table_in_the_docs_is_current() -> None:
-    assert differences.main([]) == 0, "run: python -m tests.differential.differences --write"
+    assert differences.main([]) == 0, (
+        "run: python -m tests.differential.differences --write"
+    )
 
 
 def test_breaking_one_neutral_behaviour_fails_the_comparison(
