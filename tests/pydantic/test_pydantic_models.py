@@ -657,8 +657,8 @@ class CaseTD(TypedDict):
     limit: NotRequired[int]
 
 
-# Literal becomes enum with the types patch; the pydantic patch changes nothing here.
-@pytest.mark.requires_patch("json-schema-from-types")
+# Neither the pydantic patch nor the types patch changes a plain tool: this is
+# upstream's listing and validation, byte for byte.
 async def test_dict_and_typeddict_schemas_are_listed_and_called_as_before() -> None:
     received.clear()
     config = _server(
@@ -685,7 +685,7 @@ async def test_dict_and_typeddict_schemas_are_listed_and_called_as_before() -> N
         {
             "type": "object",
             "properties": {
-                "jurisdiction": {"type": "string", "enum": ["se", "no"]},
+                "jurisdiction": {"type": "string"},
                 "terms": {"type": "array", "items": {"type": "string"}},
                 "limit": {"type": "integer"},
             },
@@ -696,3 +696,28 @@ async def test_dict_and_typeddict_schemas_are_listed_and_called_as_before() -> N
     assert received == [{"jurisdiction": "se", "terms": ["a"]}]
     assert type(received[0]) is dict
     assert error_text(bad) == "Input validation error: '5' is not of type 'integer'"
+
+
+# Literal becomes enum with the types patch, for a TypedDict tool that opts in.
+@pytest.mark.requires_patch("json-schema-from-types")
+async def test_an_opted_in_typeddict_keeps_its_literal_as_an_enum() -> None:
+    received.clear()
+    config = _server(
+        tool(
+            "td",
+            "TypedDict",
+            CaseTD,
+            input_examples=[{"jurisdiction": "se", "terms": ["a"]}],
+        )(_echo)
+    )
+    listed = await tools_by_name(config)
+    ok = await call_tool(config, "td", {"jurisdiction": "no", "terms": []})
+    bad = await call_tool(config, "td", {"jurisdiction": "dk", "terms": []})
+
+    assert listed["td"]["inputSchema"]["properties"]["jurisdiction"] == {
+        "type": "string",
+        "enum": ["se", "no"],
+    }
+    assert ok["isError"] is False
+    assert received == [{"jurisdiction": "no", "terms": []}]
+    assert error_text(bad) == "Input validation error: 'dk' is not one of ['se', 'no']"

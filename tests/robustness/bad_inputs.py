@@ -96,12 +96,6 @@ def deep_value(levels: int) -> Any:
     return value
 
 
-def two_tools_named_search() -> object:
-    return create_sdk_mcp_server(
-        "srv", tools=[define()(), tool("search", "Other", SCHEMA)(_handler)]
-    )
-
-
 class Opaque:
     def __repr__(self) -> str:
         return "Opaque()"
@@ -116,7 +110,6 @@ class Case:
     error: type[Exception]
 
 
-FORWARDING = "serve-extra-tool-fields"
 FIELDS = "tool-field-checks"
 SCHEMAS = "schema-checks"
 STRICT = "strict-schema-checks"
@@ -324,13 +317,6 @@ CASES = [
         ValueError,
     ),
     Case(
-        "duplicate-names",
-        FORWARDING,
-        "two tools named `search` in one server",
-        two_tools_named_search,
-        ValueError,
-    ),
-    Case(
         "extra-fields-too-deep",
         FIELDS,
         "`extra_fields` nested 1,000 levels",
@@ -340,15 +326,23 @@ CASES = [
     Case(
         "external-ref",
         SCHEMAS,
-        "a `$ref` outside the schema (any tool)",
-        define({"type": "object", "properties": {"q": {"$ref": "https://x.test/q"}}}),
+        "strict tool with a `$ref` outside the schema",
+        define(
+            {
+                "type": "object",
+                "properties": {"q": {"$ref": "https://x.test/q"}},
+                "required": ["q"],
+                "additionalProperties": False,
+            },
+            strict=True,
+        ),
         ValueError,
     ),
     Case(
         "schema-too-deep",
         SCHEMAS,
-        "an input schema nested 1,000 levels (any tool)",
-        define(deep_schema(1000)),
+        "strict tool with an input schema nested 1,000 levels",
+        define(deep_schema(1000), strict=True),
         ValueError,
     ),
     Case(

@@ -1,18 +1,26 @@
-"""Every tool's schemas are checked when it is defined (schema_checks).
+"""Every tool's schemas are checked (schema_checks).
 
-- A reference that resolves outside the schema is refused for every tool,
-  naming the tool and the JSON Pointer, and nothing is ever fetched: not at
-  definition, not when examples are checked, not on a call.
+A tool with strict=True or input_examples is checked when it is defined and
+refused; any other tool is checked when its server is built, gets one
+UserWarning per kind of problem, and is served as upstream serves it.
+
+- A reference that resolves outside the schema is refused for opted-in tools
+  (and in an outputSchema), naming the tool and the JSON Pointer; a plain
+  tool gets a warning, and the values under the reference go unchecked.
+  Nothing is ever fetched: not at definition, not when examples are checked,
+  not on a call.
 - A schema that fails its metaschema, or a pattern Python's ``re`` cannot
-  compile, is refused for tools with strict=True or input_examples and a
-  UserWarning (naming tool and keyword) for others, which are still served.
+  compile, is refused for opted-in tools; others get one UserWarning listing
+  every place (pointer and keyword) and are still served.
 - NaN/infinity in a strict schema is refused with its pointer.
-- 1,000-level nesting is the documented ValueError, never RecursionError.
+- 1,000-level nesting is the documented ValueError for opted-in tools (a
+  warning for others), never RecursionError.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import socket
 import sys
 import urllib.request
@@ -23,6 +31,7 @@ from typing import Any
 import pytest
 
 from claude_agent_sdk import create_sdk_mcp_server, tool
+from tests.lib.cli_peer import serve
 
 try:
     from claude_agent_sdk._internal.schema_checks import (
@@ -78,13 +87,28 @@ async def _noop(args: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.usefixtures("no_io")
-@pytest.mark.parametrize("opted_in", [False, True])
 @pytest.mark.parametrize("ref", EXTERNAL)
-def test_external_refs_are_refused_with_their_pointer(ref: str, opted_in: bool) -> None:
+def test_external_refs_are_refused_with_their_pointer(ref: str) -> None:
     with pytest.raises(ValueError) as refused:
-        check_input_schema("fetcher", _with_ref(ref), opted_in=opted_in)
+        check_input_schema("fetcher", _with_ref(ref), opted_in=True)
     message = str(refused.value)
-    assert message.startswith("Tool 'fetcher': input_schema")
+    assert message.startswith("Tool 'fetcher': input_schema refers outside itself")
+    assert "#/properties/a/$ref" in message and repr(ref) in message
+
+
+@pytest.mark.usefixtures("no_io")
+@pytest.mark.parametrize("ref", EXTERNAL)
+def test_external_refs_of_other_tools_are_one_warning_with_their_pointer(
+    ref: str,
+) -> None:
+    with pytest.warns(UserWarning) as caught:
+        check_input_schema("fetcher", _with_ref(ref), opted_in=False)
+    [warning] = caught
+    message = str(warning.message)
+    assert message.startswith(
+        "Tool 'fetcher': input_schema refers outside itself, and the SDK never "
+        "fetches schemas: "
+    ), message
     assert "#/properties/a/$ref" in message and repr(ref) in message
 
 
@@ -92,10 +116,14 @@ def test_external_refs_are_refused_with_their_pointer(ref: str, opted_in: bool) 
 def test_dynamic_refs_and_refs_against_an_id_base_are_checked_too() -> None:
     with pytest.raises(ValueError, match=r"#/properties/a/\$dynamicRef"):
         check_input_schema(
-            "t", _with_ref("https://example.com/m#meta", "$dynamicRef"), opted_in=False
+            "t", _with_ref("https://example.com/m#meta", "$dynamicRef"), opted_in=True
         )
     schema = {**_with_ref("b.json"), "$id": "https://example.com/a.json"}
     with pytest.raises(ValueError, match="#/properties/a/\\$ref"):
+        check_input_schema("t", schema, opted_in=True)
+    with pytest.warns(
+        UserWarning, match=r"refers outside itself[\s\S]*#/properties/a/\$ref"
+    ):
         check_input_schema("t", schema, opted_in=False)
 
 
@@ -120,27 +148,59 @@ def test_refs_inside_the_document_are_fine() -> None:
 @pytest.mark.requires_patch("compiled-argument-validators")
 @pytest.mark.usefixtures("no_io")
 def test_the_argument_validator_never_fetches() -> None:
-    # The SDK's one validator factory; its registry refuses every retrieval.
-    import referencing.exceptions
-
+    # The SDK's one validator factory: it never retrieves a reference, accepts
+    # what an unreachable one governs unchecked and enforces the rest.
     validator = compile_validator(_with_ref("https://example.com/a.json"))
-    with pytest.raises(referencing.exceptions.Unresolvable):
-        validator.is_valid({"a": 1})
+    assert validator.is_valid({"a": 1})
+    assert validator.is_valid({"a": {"any": ["json"]}})
+    assert not validator.is_valid({"b": 1})
 
 
 @WIRING
 @pytest.mark.usefixtures("no_io")
-@pytest.mark.parametrize("kwargs", [{}, {"strict": True}, {"input_examples": [{}]}])
-def test_a_tool_with_an_external_ref_is_refused(kwargs: dict[str, Any]) -> None:
+@pytest.mark.parametrize("kwargs", [{"strict": True}, {"input_examples": [{}]}])
+def test_a_strict_or_exemplified_tool_with_an_external_ref_is_refused(
+    kwargs: dict[str, Any],
+) -> None:
     with pytest.raises(ValueError, match=r"'fetcher'.*\n.*#/properties/a/\$ref"):
-        create_sdk_mcp_server(
-            "s",
-            tools=[
-                tool("fetcher", "d", _with_ref("https://example.com/a.json"), **kwargs)(
-                    _noop
-                )
-            ],
-        )
+        tool("fetcher", "d", _with_ref("https://example.com/a.json"), **kwargs)(_noop)
+
+
+@WIRING
+@pytest.mark.usefixtures("no_io")
+async def test_a_plain_tool_with_an_external_ref_warns_once_and_is_served() -> None:
+    received: list[dict[str, Any]] = []
+
+    async def handler(args: dict[str, Any]) -> dict[str, Any]:
+        received.append(args)
+        return {"content": [{"type": "text", "text": "ok"}]}
+
+    schema = {**_with_ref("https://example.com/a.json")}
+    schema["properties"] = {**schema["properties"], "n": {"type": "integer"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plain = tool("fetcher", "d", schema)(handler)  # checked with its server
+    with pytest.warns(UserWarning) as caught:
+        config = create_sdk_mcp_server("s", tools=[plain])
+    [warning] = caught
+    assert re.match(
+        r"Tool 'fetcher': input_schema refers outside itself, and the SDK never "
+        r"fetches schemas: [\s\S]*#/properties/a/\$ref",
+        str(warning.message),
+    ), warning.message
+
+    listed, results = await serve(
+        config,
+        [
+            ("fetcher", {"a": {"x": [1]}}),
+            ("fetcher", {"n": "x"}),
+            ("fetcher", {"b": 1}),
+        ],
+    )
+    assert listed[0]["inputSchema"] == schema
+    assert results[0]["isError"] is False
+    assert received == [{"a": {"x": [1]}}]
+    assert results[1]["isError"] is True and results[2]["isError"] is True
 
 
 @WIRING
@@ -202,16 +262,48 @@ def test_other_tools_get_a_warning_and_are_served(case: str) -> None:
     with pytest.warns(UserWarning) as caught:
         check_input_schema("t", schema, opted_in=False)
     [warning] = caught
-    assert "Tool 't'" in str(warning.message)
-    assert f"keyword {keyword!r}" in str(warning.message)
+    message = str(warning.message)
+    assert message.startswith(
+        "Tool 't': input_schema would fail every call it applies to; the tool is "
+        "served as written (refused for tools with strict=True or input_examples):"
+        "\n  - "
+    ), message
+    assert f"\n  - {at} ({keyword}): " in message, message
+
+
+def test_other_tools_get_one_warning_listing_every_place() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "s": {"type": "string", "pattern": r"^\p{L}+$"},
+            "n": {"type": "number", "maximum": math.nan},
+            "r": {"$ref": "#/$defs/missing"},
+        },
+    }
+    with pytest.warns(UserWarning) as caught:
+        check_input_schema("t", schema, opted_in=False)
+    [warning] = caught
+    message = str(warning.message)
+    assert "\n  - #/properties/s/pattern (pattern): " in message, message
+    assert "\n  - #/properties/n/maximum (maximum): " in message, message
+    assert "\n  - #/properties/r/$ref ($ref): " in message, message
 
 
 @WIRING
-def test_a_plain_tool_with_a_bad_pattern_is_still_served() -> None:
-    plain = tool("p", "d", BAD_PATTERN)(_noop)
-    with pytest.warns(UserWarning, match="Tool 'p'.*'pattern'"):
+async def test_a_plain_tool_with_a_bad_pattern_is_still_served() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plain = tool("p", "d", BAD_PATTERN)(_noop)  # no warning at definition
+    with pytest.warns(UserWarning) as caught:
         config = create_sdk_mcp_server("s", tools=[plain])
-    assert config["instance"] is not None
+    [warning] = caught
+    assert re.match(
+        r"Tool 'p': input_schema would fail every call[\s\S]*"
+        r"\n  - #/properties/s/pattern \(pattern\): ",
+        str(warning.message),
+    ), warning.message
+    listed, _ = await serve(config, [])
+    assert listed[0]["inputSchema"] == BAD_PATTERN
 
 
 @WIRING
@@ -261,13 +353,18 @@ def _deep(levels: int) -> dict[str, Any]:
     return schema
 
 
-def test_deep_nesting_is_the_documented_error_for_every_tool() -> None:
-    for opted_in in (False, True):
-        with pytest.raises(
-            ValueError,
-            match=f"Tool 't': input_schema nests deeper than {MAX_SCHEMA_DEPTH}",
-        ):
-            check_input_schema("t", _deep(1000), opted_in=opted_in)
+def test_deep_nesting_is_the_documented_error_for_opted_in_tools() -> None:
+    with pytest.raises(
+        ValueError,
+        match=f"Tool 't': input_schema nests deeper than {MAX_SCHEMA_DEPTH}",
+    ):
+        check_input_schema("t", _deep(1000), opted_in=True)
+    with pytest.warns(UserWarning) as caught:
+        check_input_schema("t", _deep(1000), opted_in=False)
+    [warning] = caught
+    assert str(warning.message).startswith(
+        f"Tool 't': input_schema nests deeper than {MAX_SCHEMA_DEPTH}"
+    )
     with pytest.raises(ValueError, match="outputSchema nests deeper"):
         check_input_schema("t", _deep(1000), opted_in=True, field="outputSchema")
     _, violations = make_strict(_deep(1000))
@@ -279,16 +376,28 @@ def test_a_schema_that_contains_itself_is_the_same_error() -> None:
     schema: dict[str, Any] = {"type": "object", "properties": {}}
     schema["properties"]["self"] = schema
     with pytest.raises(ValueError, match="contains itself"):
+        check_input_schema("t", schema, opted_in=True)
+    with pytest.warns(UserWarning, match="^Tool 't': input_schema nests deeper") as w:
         check_input_schema("t", schema, opted_in=False)
+    assert len(w) == 1
 
 
 @WIRING
-@pytest.mark.parametrize("kwargs", [{}, {"strict": True}])
+@pytest.mark.parametrize("kwargs", [{"strict": True}, {"input_examples": [{}]}])
 def test_a_deep_tool_is_refused_not_recursion_error(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=r"'deep'[\s\S]*nests deeper"):
-        create_sdk_mcp_server(
-            "s", tools=[tool("deep", "d", _deep(1000), **kwargs)(_noop)]
-        )
+        tool("deep", "d", _deep(1000), **kwargs)(_noop)
+
+
+@WIRING
+def test_a_deep_plain_tool_warns_once_with_its_server() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        deep = tool("deep", "d", _deep(1000))(_noop)  # checked with its server
+    with pytest.warns(UserWarning) as caught:
+        create_sdk_mcp_server("s", tools=[deep])
+    [warning] = caught
+    assert str(warning.message).startswith("Tool 'deep': input_schema nests deeper")
 
 
 def test_moderate_nesting_is_served() -> None:
