@@ -308,7 +308,9 @@ ROWS = [
     Row(
         "too-deep-warning",
         "A schema nested deeper than 128 levels",
-        "served; every call is an error result (`RecursionError`)",
+        "served as written: mcp cannot serialize it, so the server's "
+        "`tools/list` fails (mcp 2.x) or the server stops (mcp 1.x), and "
+        "every call fails with `RecursionError`",
         "the same, plus one `UserWarning`",
         "hazard made visible (patch `schema-checks`)",
         _warning(r"UserWarning: Tool '[^']*': input_schema nests deeper"),

@@ -610,8 +610,10 @@ def _too_deep(where: str, opted_in: bool) -> None:
     if opted_in:
         raise SchemaCheckError(depth_message(where)) from None
     warnings.warn(
-        depth_message(where) + "; the tool is served as written and every call "
-        "fails (refused for tools with strict=True or input_examples)",
+        depth_message(where) + ". It is served as written, though mcp cannot "
+        "serialize a schema this deep either: this server's tools/list fails "
+        "(mcp 2.x) or the server stops (mcp 1.x). Refused for tools with "
+        "strict=True or input_examples",
         UserWarning,
         stacklevel=5,
     )
