@@ -247,7 +247,7 @@ def warn_duplicate_names(server_name: str, tools: list[Any]) -> None:
                 "description", "input_schema", "handler", "annotations",
                 "strict", "input_examples", "extra_fields",
             )
-            if getattr(earlier, field) != getattr(tool_def, field)
+            if not _same(getattr(earlier, field), getattr(tool_def, field))
         ]  # fmt: skip
         if differing:
             warned.add(tool_def.name)
@@ -259,3 +259,12 @@ def warn_duplicate_names(server_name: str, tools: list[Any]) -> None:
                 UserWarning,
                 stacklevel=3,
             )
+
+
+def _same(a: Any, b: Any) -> bool:
+    # Compared only to decide on a warning, which a value whose == fails
+    # must not turn into an error.
+    try:
+        return a is b or bool(a == b)
+    except Exception:
+        return False
