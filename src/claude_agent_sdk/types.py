@@ -2713,13 +2713,19 @@ class ClaudeAgentOptions:
 
     Claude Code receives these fields on ``tools/list`` but does not copy
     them into its API request. When true, the SDK starts a relay on
-    127.0.0.1 before Claude Code, points Claude Code's ``ANTHROPIC_BASE_URL``
-    at it, and forwards every request to your own ``ANTHROPIC_BASE_URL``
-    (from ``env``, else the environment, else the public API). In
+    127.0.0.1 before Claude Code and puts it on Claude Code's way to the
+    API: as its HTTPS proxy for ``api.anthropic.com`` when you set no
+    ``ANTHROPIC_BASE_URL`` (Claude Code then stays first-party; the relay
+    goes on through your own ``HTTPS_PROXY``), else as its
+    ``ANTHROPIC_BASE_URL``, forwarding to yours (from ``env``, else the
+    environment). In
     ``POST /v1/messages`` and ``/v1/messages/count_tokens`` it adds
     ``strict: true`` and ``input_examples`` to the ``tools`` entries of SDK
-    tools that declare them; nothing else is changed. The relay stops with
-    the query or client.
+    tools that declare them, and the betas Claude Code sends with them to
+    ``anthropic-beta``; nothing else is changed. The relay stops with the
+    query or client. A setting it cannot work with (for example a proxy
+    scheme it cannot use) raises ``ToolFieldsRelayError`` when the session
+    starts.
 
     Not available when Claude Code is set to Bedrock, Vertex or Foundry
     (``CLAUDE_CODE_USE_*``): the SDK refuses to start. Applies to the SDK's

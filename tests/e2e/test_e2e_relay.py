@@ -48,6 +48,7 @@ LOOKUP = f"mcp__{SERVER}__lookup"
 INPUT_EXAMPLES = [GOOD_EXAMPLE]
 ARGUMENTS = {"jurisdiction": "se", "terms": ["payout", "claims"]}
 BETA = "advanced-tool-use-2025-11-20"
+STRUCTURED_OUTPUTS = "structured-outputs-2025-12-15"
 PLAIN_KEYS = {"name", "description", "input_schema", "defer_loading"}
 
 TOOL_SEARCH = [
@@ -148,7 +149,9 @@ async def test_fields_reach_the_api_and_the_tool_round_trip_works(
         assert search["strict"] is True
         assert search["input_examples"] == INPUT_EXAMPLES
         assert search["input_schema"] == CASE_SCHEMA
-        assert BETA in request.headers["anthropic-beta"].split(",")
+        betas = request.headers["anthropic-beta"].split(",")
+        # The betas Claude Code sends with strict and input_examples, once.
+        assert betas.count(BETA) == betas.count(STRUCTURED_OUTPUTS) == 1
         lookup = request.tool(LOOKUP)
         assert lookup is not None
         assert set(lookup) <= PLAIN_KEYS, lookup
@@ -175,6 +178,7 @@ async def test_everything_but_the_added_fields_is_what_the_cli_sent(
     """The same turn with the relay off and on: per request, the tools are
     identical except ``strict``/``input_examples`` on ``search``."""
     bodies: dict[bool, list[dict[str, Any]]] = {}
+    betas: dict[bool, list[list[str]]] = {}
     for relay in (False, True):
         api = FakeMessagesAPI().start()
         try:
@@ -184,9 +188,17 @@ async def test_everything_but_the_added_fields_is_what_the_cli_sent(
                 claude_cli, e2e_cwd, env, LegalServer(), tool_fields_relay=relay
             )
             bodies[relay] = [r.body for r in api.messages_requests()]
+            betas[relay] = [
+                r.headers.get("anthropic-beta", "").split(",")
+                for r in api.messages_requests()
+            ]
         finally:
             api.stop()
     assert len(bodies[False]) == len(bodies[True]) == 2
+    for sent, relayed_betas in zip(betas[False], betas[True], strict=True):
+        # The CLI's betas in its order, then the two the fields need, once.
+        added = [b for b in (STRUCTURED_OUTPUTS, BETA) if b not in sent]
+        assert relayed_betas == sent + added
     for plain, relayed in zip(bodies[False], bodies[True], strict=True):
         expected = copy.deepcopy(plain["tools"])
         for entry in expected:

@@ -67,3 +67,85 @@ def loopback_certificate(directory: Path) -> LoopbackCertificate:
         )
     )
     return paths
+
+
+@dataclass
+class HostCertificate:
+    """A test CA (``ca``, to trust) and a certificate it issued for ``host``."""
+
+    ca: Path
+    cert: Path
+    key: Path
+
+    def server_context(self) -> ssl.SSLContext:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(self.cert, self.key)
+        return context
+
+    def client_context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=str(self.ca))
+
+
+def host_certificate(directory: Path, host: str) -> HostCertificate:
+    """A throwaway CA and a server certificate for ``host`` signed by it, as
+    a TLS-intercepting stand-in for a public host needs (the client is told
+    to trust ``ca``, e.g. through ``NODE_EXTRA_CA_CERTS``)."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name(
+        [x509.NameAttribute(NameOID.COMMON_NAME, "first-party test CA")]
+    )
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=False,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    paths = HostCertificate(
+        directory / "first-party-ca.pem",
+        directory / f"{host}.pem",
+        directory / f"{host}.key",
+    )
+    paths.ca.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    paths.key.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return paths

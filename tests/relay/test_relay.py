@@ -65,6 +65,8 @@ from claude_agent_sdk._internal.transport.subprocess_cli import (
 
 pytestmark = pytest.mark.requires_patch("tool-fields-relay")
 
+STRUCTURED_OUTPUTS_BETA = "structured-outputs-2025-12-15"
+
 http = http_client_module() if http_client_module is not None else None
 API_KEY = "sk-ant-api03-SECRET-never-logged"
 BEARER = "Bearer oauth-SECRET-never-logged"
@@ -259,7 +261,7 @@ async def test_messages_request_is_rewritten_and_forwarded(
     assert seen.path == "/v1/messages?beta=true"
     assert seen.headers["x-api-key"] == API_KEY
     assert seen.headers["anthropic-beta"] == (
-        f"claude-code-20250219,{ADVANCED_TOOL_USE_BETA}"
+        f"claude-code-20250219,{STRUCTURED_OUTPUTS_BETA},{ADVANCED_TOOL_USE_BETA}"
     )
     tools = {t["name"]: t for t in seen.json()["tools"]}
     assert tools[STRICT]["strict"] is True
@@ -569,13 +571,15 @@ async def test_a_reader_that_stops_reading_is_not_buffered_for(
     assert stalled_at < upstream.big // 3
 
 
-async def test_a_failure_inside_the_relay_is_a_500_and_the_next_request_works(
+async def test_a_failure_of_the_rewrite_forwards_the_request_unchanged_and_warns(
     relay: ToolFieldsRelay,
     upstream: Upstream,
     client: Any,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    # Never a 500 for a valid request: whatever goes wrong in the rewrite,
+    # the request goes out as sent, with one WARNING naming the tools.
     module = relay_module
     real = rewrite_body
 
@@ -584,6 +588,37 @@ async def test_a_failure_inside_the_relay_is_a_500_and_the_next_request_works(
         raise RuntimeError("boom " + API_KEY)
 
     monkeypatch.setattr(module, "rewrite_body", broken_once)
+    body = json.dumps(messages_body(STRICT)).encode()
+    with caplog.at_level(logging.DEBUG):
+        passed = await client.post(
+            relay.url + "/v1/messages", content=body, headers={"x-api-key": API_KEY}
+        )
+    assert passed.status_code == 200
+    assert upstream.seen[0].body == body
+    assert "anthropic-beta" not in upstream.seen[0].headers
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert STRICT in warnings[0].getMessage()
+    assert "RuntimeError" in caplog.text and API_KEY not in caplog.text
+    ok = await client.post(relay.url + "/v1/messages", json=messages_body(STRICT))
+    assert ok.status_code == 200 and upstream.seen[1].json()["tools"][0]["strict"]
+
+
+async def test_a_failure_elsewhere_in_the_relay_is_a_500_and_the_next_request_works(
+    relay: ToolFieldsRelay,
+    upstream: Upstream,
+    client: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    module = relay_module
+    real = getattr(module, "with_betas")  # noqa: B009 - not re-exported
+
+    def broken_once(headers: Any, betas: Any) -> Any:
+        monkeypatch.setattr(module, "with_betas", real)
+        raise RuntimeError("boom " + API_KEY)
+
+    monkeypatch.setattr(module, "with_betas", broken_once)
     with caplog.at_level(logging.DEBUG):
         failed = await client.post(
             relay.url + "/v1/messages", json=messages_body(STRICT)

@@ -153,3 +153,64 @@ def test_beta_header(
     given: list[tuple[bytes, bytes]], expected: list[tuple[bytes, bytes]]
 ) -> None:
     assert with_beta(given) == expected
+
+
+# -- betas as Claude Code uses them ---------------------------------------------
+
+STRUCTURED_OUTPUTS_BETA = "structured-outputs-2025-12-15"
+
+
+@pytest.mark.parametrize(
+    ("declared", "betas"),
+    [
+        ({"strict": True}, [STRUCTURED_OUTPUTS_BETA]),
+        ({"input_examples": EXAMPLES}, [ADVANCED_TOOL_USE_BETA]),
+        (
+            {"strict": True, "input_examples": EXAMPLES},
+            [STRUCTURED_OUTPUTS_BETA, ADVANCED_TOOL_USE_BETA],
+        ),
+    ],
+)
+def test_each_added_field_names_its_beta(
+    declared: dict[str, Any], betas: list[str]
+) -> None:
+    # Claude Code sends strict on its own tools only with the
+    # structured-outputs beta; input_examples needs advanced-tool-use.
+    body = json.dumps(messages_body(STRICT)).encode()
+    assert rewrite_body(body, {STRICT: declared}).betas == betas
+
+
+def test_a_field_already_in_the_request_names_no_beta() -> None:
+    request = messages_body(STRICT)
+    request["tools"][0]["strict"] = True
+    body = json.dumps(request).encode()
+    rewrite = rewrite_body(body, {STRICT: {"strict": True, "input_examples": EXAMPLES}})
+    assert rewrite.betas == [ADVANCED_TOOL_USE_BETA]
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ([], [(b"anthropic-beta", b"s,a")]),
+        ([(b"anthropic-beta", b"x,y")], [(b"anthropic-beta", b"x,y,s,a")]),
+        # Once, where it already is; the rest appended in order.
+        ([(b"anthropic-beta", b"a,x")], [(b"anthropic-beta", b"a,x,s")]),
+        ([(b"anthropic-beta", b"x, s ,a")], [(b"anthropic-beta", b"x, s ,a")]),
+        # Two lines: appended to the last, so the order of what was sent stays.
+        (
+            [(b"anthropic-beta", b"x"), (b"x-other", b"1"), (b"anthropic-beta", b"s")],
+            [
+                (b"anthropic-beta", b"x"),
+                (b"x-other", b"1"),
+                (b"anthropic-beta", b"s,a"),
+            ],
+        ),
+        ([(b"anthropic-beta", b"")], [(b"anthropic-beta", b"s,a")]),
+    ],
+)
+def test_betas_are_added_once_in_order(
+    given: list[tuple[bytes, bytes]], expected: list[tuple[bytes, bytes]]
+) -> None:
+    from claude_agent_sdk._internal.relay_rewrite import with_betas
+
+    assert with_betas(given, ["s", "a", "s"]) == expected

@@ -3,14 +3,26 @@
 ``tool_fields_relay.py`` runs the relay; this is what it does to a Messages
 API request body: add the declared ``strict`` and ``input_examples`` to the
 SDK tools' entries, check strict mode's per-request caps on the result, and
-add the beta header ``input_examples`` needs.
+name the beta headers the additions need.
+
+The body is never re-serialized. Claude Code writes its bodies with
+JavaScript's ``JSON.stringify``, whose spellings (numbers such as ``1e-7``
+or ``1e+21``, escapes such as ``\\ud800`` for a lone UTF-16 surrogate) a
+Python round trip would not keep, and may even refuse to write. Instead the
+body's structure is located with the standard library's own scanner, and
+only the new members (``,"strict":true``) are written into the original
+text, next to the entry they belong to; every other byte is left as sent.
+A body whose ``tools`` cannot be located unambiguously is left unchanged,
+and the result says which tools lost their fields and why.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+import json.decoder
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,9 +31,17 @@ from .strict_schema import StrictLimitExceeded, find_limit_violations
 ADVANCED_TOOL_USE_BETA = "advanced-tool-use-2025-11-20"
 """The beta under which the Messages API accepts ``input_examples``."""
 
+STRUCTURED_OUTPUTS_BETA = "structured-outputs-2025-12-15"
+"""The beta Claude Code sends with ``strict`` on its own tools."""
+
 RELAYED_FIELDS = ("strict", "input_examples")
 """The tool fields the relay adds; everything else the SDK lists stays on
 ``tools/list``, because the Messages API defines no other tool fields."""
+
+_BETA_FOR_FIELD = {
+    "strict": STRUCTURED_OUTPUTS_BETA,
+    "input_examples": ADVANCED_TOOL_USE_BETA,
+}
 
 
 @dataclass
@@ -30,8 +50,29 @@ class Rewrite:
 
     body: bytes
     modified_tools: list[str] = field(default_factory=list)
+    added_strict: bool = False
     added_examples: bool = False
     exceeded: list[StrictLimitExceeded] = field(default_factory=list)
+    unchanged_because: str | None = None
+    """Set when the body had declared tools but was left unchanged: why."""
+    lost_tools: list[str] = field(default_factory=list)
+    """The declared tools that did not get their fields (with the reason above)."""
+
+    @property
+    def betas(self) -> list[str]:
+        """The betas the additions need, in the order they are added."""
+        return [
+            beta
+            for added, beta in (
+                (self.added_strict, STRUCTURED_OUTPUTS_BETA),
+                (self.added_examples, ADVANCED_TOOL_USE_BETA),
+            )
+            if added
+        ]
+
+
+class _UnsafeError(Exception):
+    """The body is JSON, but where to write is ambiguous."""
 
 
 def rewrite_body(
@@ -39,62 +80,315 @@ def rewrite_body(
 ) -> Rewrite:
     """Add the declared fields to the matching ``tools`` entries of ``body``.
 
-    Returns the body unchanged (the same bytes) when there is nothing to add
-    or it is not a JSON object. When something was added, the strict tools
+    Returns the body unchanged (the same bytes) when there is nothing to add,
+    and also when it cannot be changed safely (not UTF-8, not JSON, two
+    ``tools`` keys, an entry with a repeated key, a value that has no JSON
+    spelling); then ``unchanged_because`` says why and ``lost_tools`` names
+    the declared tools it holds. When something was added, the strict tools
     of the resulting request (those marked ``strict: true``, whoever marked
     them) are counted against strict mode's per-request caps; any cap they go
     over is in ``exceeded``, and such a request must not be sent.
     """
     unchanged = Rewrite(body)
-    # Cheap test first: tool names are plain ASCII, so a name that is not in
-    # the raw bytes is not in the request, and most requests (tool search's
-    # first turn, side requests) skip JSON parsing altogether.
-    if not fields_by_name or not any(name.encode() in body for name in fields_by_name):
+    # Cheap test first: tool names are plain ASCII, which JSON.stringify
+    # never escapes, so a name that is not in the raw bytes is not in the
+    # request, and most requests (tool search's first turn, side requests)
+    # skip parsing altogether.
+    if not fields_by_name:
+        return unchanged
+    present = [name for name in fields_by_name if name.encode() in body]
+    if not present:
         return unchanged
     try:
-        request = json.loads(body)
-    except ValueError:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return _left_unchanged(body, present, "the body is not valid UTF-8")
+    try:
+        tools = _locate_tools(text, present)
+    except _UnsafeError as why:
+        return _left_unchanged(body, present, str(why))
+    except (ValueError, IndexError):
+        return _left_unchanged(body, present, "the body is not valid JSON")
+    if tools is None:
         return unchanged
-    tools = request.get("tools") if isinstance(request, dict) else None
-    if not isinstance(tools, list):
-        return unchanged
+
     rewrite = Rewrite(body)
-    replaced: list[tuple[bytes, dict[str, Any]]] = []
-    for entry in tools:
-        if not isinstance(entry, dict):
-            continue
-        declared = fields_by_name.get(entry.get("name"))  # type: ignore[arg-type]
-        if not declared:
-            continue
-        before = _compact(entry)
-        changed = False
-        for key in RELAYED_FIELDS:
-            if key in declared and entry.get(key) != declared[key]:
-                entry[key] = declared[key]
-                changed = True
-                if key == "input_examples":
-                    rewrite.added_examples = True
-        if changed:
-            rewrite.modified_tools.append(str(entry["name"]))
-            replaced.append((before, entry))
-    if not rewrite.modified_tools:
+    edits: list[tuple[int, int, str]] = []
+    strict_tools: list[tuple[str, str]] = []
+    try:
+        for entry in tools:
+            if entry is None:
+                continue
+            name = entry.value.get("name")
+            if not entry.scanned and isinstance(name, str) and name in fields_by_name:
+                # Its name was written with escapes: scan it after all.
+                entry = _scanned(text, entry.start, entry.value)
+            if len(entry.names) > 1 and any(
+                isinstance(n, str) and n in fields_by_name for n in entry.names
+            ):
+                raise _UnsafeError("a tools entry names more than one tool")
+            name = entry.value.get("name")
+            declared = fields_by_name.get(name) if isinstance(name, str) else None
+            if declared:
+                entry_edits, added = _edits_for(text, entry, declared)
+                if added:
+                    edits.extend(entry_edits)
+                    rewrite.modified_tools.append(str(name))
+                    rewrite.added_strict |= "strict" in added
+                    rewrite.added_examples |= "input_examples" in added
+                strict = (
+                    declared.get("strict") is True or entry.value.get("strict") is True
+                )
+            else:
+                strict = entry.value.get("strict") is True
+            if strict:
+                strict_tools.append((str(name), _schema_key(text, entry)))
+    except _UnsafeError as why:
+        return _left_unchanged(body, present, str(why))
+    if not edits:
         return unchanged
-    rewrite.exceeded = list(
-        _limit_violations(
-            tuple(
-                (str(entry.get("name")), _compact(entry.get("input_schema")))
-                for entry in tools
-                if isinstance(entry, dict) and entry.get("strict") is True
-            )
-        )
-    )
-    rewrite.body = _splice(body, replaced) or _compact(request)
+    rewrite.exceeded = list(_limit_violations(tuple(strict_tools)))
+    for start, end, replacement in sorted(edits, reverse=True):
+        text = text[:start] + replacement + text[end:]
+    rewrite.body = text.encode("utf-8")
     return rewrite
+
+
+def _left_unchanged(body: bytes, present: list[str], why: str) -> Rewrite:
+    return Rewrite(body, unchanged_because=why, lost_tools=present)
+
+
+# -- locating the tools -------------------------------------------------------
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+# The C string scanner ``json.loads`` itself uses (typeshed leaves it out).
+_scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
+@dataclass
+class _Entry:
+    """One object in ``tools``: its value, and where its members are."""
+
+    value: dict[str, Any]
+    members: list[tuple[str, int, int]]  # key, value start, value end
+    repeated_key: bool
+    names: list[Any]  # every "name" member's value (more than one if repeated)
+    start: int  # where it starts in the text
+    scanned: bool = False  # whether members and names are filled in
+
+
+def _scanned(text: str, index: int, value: dict[str, Any]) -> _Entry:
+    """The entry at ``text[index]``, member by member."""
+    members, _ = _members(text, index)
+    keys = [key for key, *_ in members]
+    return _Entry(
+        value,
+        [(key, start, stop) for key, start, stop, _ in members],
+        len(set(keys)) != len(keys),
+        [member for key, _, _, member in members if key == "name"],
+        index,
+        scanned=True,
+    )
+
+
+def _skip(text: str, index: int) -> int:
+    # JSON.stringify writes no whitespace between tokens unless asked to.
+    if text[index : index + 1] not in _SPACE:
+        return index
+    return _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]
+
+
+_SPACE = frozenset(" \t\n\r")
+
+
+def _members(text: str, index: int) -> tuple[list[tuple[str, int, int, Any]], int]:
+    """The members of the object starting at ``text[index]`` (a ``{``),
+    with the index just after it. Raises ValueError on anything not JSON."""
+    members: list[tuple[str, int, int, Any]] = []
+    index = _skip(text, index + 1)
+    if text[index] == "}":
+        return members, index + 1
+    while True:
+        if text[index] != '"':
+            raise ValueError("expected a key")
+        key, index = _scanstring(text, index + 1, True)
+        index = _skip(text, index)
+        if text[index] != ":":
+            raise ValueError("expected ':'")
+        start = _skip(text, index + 1)
+        value, end = _DECODER.raw_decode(text, start)
+        members.append((key, start, end, value))
+        index = _skip(text, end)
+        if text[index] == ",":
+            index = _skip(text, index + 1)
+        elif text[index] == "}":
+            return members, index + 1
+        else:
+            raise ValueError("expected ',' or '}'")
+
+
+def _locate_tools(text: str, names: list[str]) -> list[_Entry | None] | None:
+    """The entries of the body's top-level ``tools`` array (None for an
+    entry that is not an object), or None when there is no such array.
+
+    ``names`` are the declared tools the body may hold: only entries whose
+    text holds one are scanned member by member (to find where to write);
+    the others are decoded whole, by the C scanner. The whole body is
+    checked to be JSON either way.
+    """
+    index = _skip(text, 0)
+    if text[index] != "{":
+        _DECODER.raw_decode(text, index)  # valid JSON that is not an object?
+        return None
+    tools: list[_Entry | None] | None = None
+    seen_tools = False
+    index = _skip(text, index + 1)
+    if text[index] == "}":
+        index += 1
+    else:
+        while True:
+            if text[index] != '"':
+                raise ValueError("expected a key")
+            key, index = _scanstring(text, index + 1, True)
+            index = _skip(text, index)
+            if text[index] != ":":
+                raise ValueError("expected ':'")
+            index = _skip(text, index + 1)
+            if key == "tools":
+                if seen_tools:
+                    # JSON.parse keeps the last; other parsers may keep the first.
+                    raise _UnsafeError('the body has more than one "tools" key')
+                seen_tools = True
+                if text[index] == "[":
+                    tools, index = _array_entries(text, index, names)
+                else:
+                    _, index = _DECODER.raw_decode(text, index)
+            else:
+                _, index = _DECODER.raw_decode(text, index)
+            index = _skip(text, index)
+            if text[index] == ",":
+                index = _skip(text, index + 1)
+            elif text[index] == "}":
+                index += 1
+                break
+            else:
+                raise ValueError("expected ',' or '}'")
+    if _skip(text, index) != len(text):
+        raise ValueError("extra data after the body")
+    return tools
+
+
+def _next_hit(text: str, names: list[str], index: int) -> int:
+    hits = [found for name in names if (found := text.find(name, index)) != -1]
+    return min(hits, default=len(text))
+
+
+def _array_entries(
+    text: str, index: int, names: list[str]
+) -> tuple[list[_Entry | None], int]:
+    entries: list[_Entry | None] = []
+    index = _skip(text, index + 1)
+    if text[index] == "]":
+        return entries, index + 1
+    # Where a declared name occurs next: entries before it hold none.
+    hit = _next_hit(text, names, index)
+    while True:
+        value, end = _DECODER.raw_decode(text, index)
+        if hit < index:
+            hit = _next_hit(text, names, index)
+        if not isinstance(value, dict):
+            entries.append(None)
+        elif hit < end:
+            entries.append(_scanned(text, index, value))
+        else:
+            entries.append(_Entry(value, [], False, [], index))
+        index = _skip(text, end)
+        if text[index] == ",":
+            index = _skip(text, index + 1)
+        elif text[index] == "]":
+            return entries, index + 1
+        else:
+            raise ValueError("expected ',' or ']'")
+
+
+# -- writing the fields -------------------------------------------------------
+
+
+def _edits_for(
+    text: str, entry: _Entry, declared: Mapping[str, Any]
+) -> tuple[list[tuple[int, int, str]], list[str]]:
+    """The text edits (``(start, end, replacement)`` on ``text``) that give
+    ``entry`` the declared fields, and the fields they add."""
+    wanted = [
+        key
+        for key in RELAYED_FIELDS
+        if key in declared
+        and not (key in entry.value and _json_equal(entry.value[key], declared[key]))
+    ]
+    if not wanted:
+        return [], []
+    if entry.repeated_key:
+        raise _UnsafeError(f"the tools entry {entry.value.get('name')!r} repeats a key")
+    edits: list[tuple[int, int, str]] = []
+    inserted = ""
+    for key in wanted:
+        encoded = _encode(declared[key], key)
+        span = next(
+            ((start, stop) for name, start, stop in entry.members if name == key), None
+        )
+        if span is None:
+            inserted += f',"{key}":{encoded}'
+        else:  # present with another value: the declared one replaces it
+            edits.append((span[0], span[1], encoded))
+    if inserted:
+        # Right after the entry's last member: an entry with a name has one.
+        last_end = entry.members[-1][2]
+        edits.append((last_end, last_end, inserted))
+    return edits, wanted
+
+
+def _json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values (``True`` is not ``1`` here, unlike Python)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(map(_json_equal, a, b))
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    return type(a) is type(b) and bool(a == b)
+
+
+def _encode(value: Any, key: str) -> str:
+    """``value`` in compact JSON, non-ASCII as is when it can be UTF-8."""
+    try:
+        encoded = json.dumps(
+            value, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        )
+    except (TypeError, ValueError) as error:
+        raise _UnsafeError(f"the declared {key} has no JSON spelling") from error
+    try:
+        encoded.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: only its escape is UTF-8
+        encoded = json.dumps(value, separators=(",", ":"), allow_nan=False)
+    return encoded
+
+
+def _schema_key(text: str, entry: _Entry) -> str:
+    """The entry's ``input_schema`` as JSON text, to count its parameters
+    once per distinct schema: as sent when the entry was scanned, else
+    re-encoded (ASCII only, so no schema, lone surrogates included, fails)."""
+    for key, start, stop in entry.members:
+        if key == "input_schema":
+            return text[start:stop]
+    return json.dumps(entry.value.get("input_schema"), separators=(",", ":"))
 
 
 @functools.lru_cache(maxsize=64)
 def _limit_violations(
-    strict_tools: tuple[tuple[str, bytes], ...],
+    strict_tools: tuple[tuple[str, str], ...],
 ) -> tuple[StrictLimitExceeded, ...]:
     # The CLI sends the same tools on every turn of a query, so the counts
     # are kept (keyed by the encoded schemas) instead of walked each time.
@@ -105,47 +399,44 @@ def _limit_violations(
     )
 
 
-def _compact(value: Any) -> bytes:
-    # How the CLI writes its request bodies: compact, non-ASCII as is.
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-def _splice(body: bytes, replaced: list[tuple[bytes, dict[str, Any]]]) -> bytes | None:
-    """``body`` with each changed tool entry swapped in place, or None.
-
-    Re-serializing a whole ~70 KB request costs about half a millisecond per
-    API call; writing back only the changed entries costs a few
-    microseconds. It is used only where each entry's original bytes are found
-    exactly once, so the result is the same JSON the full rewrite produces;
-    anything else (other formatting or escaping) takes the full rewrite.
-    """
-    for before, entry in replaced:
-        if body.count(before) != 1:
-            return None
-        body = body.replace(before, _compact(entry))
-    return body
+# -- headers ------------------------------------------------------------------
 
 
 def with_beta(
     headers: list[tuple[bytes, bytes]], beta: str = ADVANCED_TOOL_USE_BETA
 ) -> list[tuple[bytes, bytes]]:
     """``headers`` with ``beta`` in ``anthropic-beta`` (appended if missing)."""
-    encoded = beta.encode()
-    betas = [
-        (index, value)
-        for index, (name, value) in enumerate(headers)
-        if name.lower() == b"anthropic-beta"
-    ]
-    for _, value in betas:
-        if encoded in (part.strip() for part in value.split(b",")):
-            return headers
+    return with_betas(headers, (beta,))
+
+
+def with_betas(
+    headers: list[tuple[bytes, bytes]], betas: Iterable[str]
+) -> list[tuple[bytes, bytes]]:
+    """``headers`` with each of ``betas`` in ``anthropic-beta``, once.
+
+    A beta already named (in any ``anthropic-beta`` line) is left where it
+    is; missing ones are appended, in the order given, to the last line, so
+    the betas already sent keep their order. Without the header, one is
+    added at the end.
+    """
     result = list(headers)
-    if betas:
-        index, value = betas[0]
-        joined = value.rstrip(b", ") + b"," + encoded if value.strip() else encoded
-        result[index] = (b"anthropic-beta", joined)
+    lines = [
+        i for i, (name, _) in enumerate(result) if name.lower() == b"anthropic-beta"
+    ]
+    sent = {part.strip() for i in lines for part in result[i][1].split(b",")}
+    missing = [
+        beta.encode() for beta in dict.fromkeys(betas) if beta.encode() not in sent
+    ]
+    if not missing:
+        return headers
+    added = b",".join(missing)
+    if lines:
+        index = lines[-1]
+        name, value = result[index]
+        stripped = value.rstrip(b", \t")
+        result[index] = (name, stripped + b"," + added if stripped.strip() else added)
     else:
-        result.append((b"anthropic-beta", encoded))
+        result.append((b"anthropic-beta", added))
     return result
 
 
@@ -154,4 +445,12 @@ def limits_message(rewrite: Rewrite) -> str:
         "tool_fields_relay did not send this request: adding strict to "
         f"{', '.join(rewrite.modified_tools)} goes over strict mode's per-request "
         "limits: " + "; ".join(str(limit) for limit in rewrite.exceeded)
+    )
+
+
+def unchanged_message(rewrite: Rewrite) -> str:
+    return (
+        "tool_fields_relay forwarded a request unchanged because "
+        f"{rewrite.unchanged_because}: {', '.join(rewrite.lost_tools)} did not get "
+        "their strict/input_examples on it"
     )

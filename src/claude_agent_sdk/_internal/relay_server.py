@@ -21,7 +21,13 @@ import h11
 
 from ._mcp_compat import http_client_module, http_transport_module
 from .relay_connections import transport_errors
-from .relay_rewrite import Rewrite, limits_message, rewrite_body, with_beta
+from .relay_rewrite import (
+    Rewrite,
+    limits_message,
+    rewrite_body,
+    unchanged_message,
+    with_betas,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +49,7 @@ _HOP_BY_HOP = frozenset(
         b"upgrade",
     }
 )
-_NOT_FORWARDED_REQUEST = _HOP_BY_HOP | {b"host", b"content-length"}
+_NOT_FORWARDED_REQUEST = _HOP_BY_HOP
 
 _URL_CACHE_SIZE = 64
 _METHODS_WITH_BODY = frozenset({b"POST", b"PUT", b"PATCH"})
@@ -51,6 +57,30 @@ _METHODS_WITH_BODY = frozenset({b"POST", b"PUT", b"PATCH"})
 # and the CLI applies its own API timeout. No idle limit on the CLI's side
 # either: it keeps one connection for a whole query, idle while tools run.
 _TIMEOUTS = {"connect": 30.0, "read": None, "write": 60.0, "pool": None}
+
+MAX_BODY_BYTES = 64 * 1024 * 1024
+"""The largest request body the relay accepts (from the CLI, with the secret):
+twice the Messages API's own 32 MB request limit, so every request the API
+could take gets through and the API, not the relay, answers the rest;
+larger ones get a 413 in the API's shape without being read."""
+
+HEADER_TIMEOUT_S = 10.0
+"""How long a request line and headers may take to arrive, from the
+connection's first byte (or a request's): Claude Code writes them at once."""
+
+IDLE_TIMEOUT_S = 600.0
+"""How long a connection may sit between requests, or in a request body,
+before it is closed. Claude Code keeps one connection for a whole query,
+idle while tools run, so this is long; a connection that never sent a
+request is held for ``HEADER_TIMEOUT_S`` only."""
+
+MAX_PENDING_CONNECTIONS = 64
+"""Connections that have not yet sent a request with the secret prefix, at
+most. A new one beyond that closes the oldest of them, so connections that
+send nothing cannot exhaust the process's descriptors or lock the CLI out.
+Connections that did authenticate are never capped or closed for room:
+their number is Claude Code's parallel streams (subagents, side requests),
+which must never queue."""
 
 
 def error_body(error_type: str, message: str) -> bytes:
@@ -66,14 +96,20 @@ class Forwarder:
 
     def __init__(
         self,
-        secret: str,
+        secret: str | None,
         upstream: str,
         fields_by_name: Mapping[str, Mapping[str, Any]],
         pool: Any,
     ) -> None:
-        self._prefix = f"/{secret}".encode()
+        # None: no prefix (proxy mode, where the CONNECT authenticated).
+        self._prefix = None if secret is None else f"/{secret}".encode()
         self._upstream = upstream
-        self._host = http_client_module().URL(upstream).netloc
+        url = http_client_module().URL(upstream)
+        self._host = url.netloc
+        self._scheme = url.raw_scheme
+        self._raw_host = url.raw_host
+        self._port = url.port
+        self._base_path = url.raw_path.partition(b"?")[0].rstrip(b"/")
         self._fields_by_name = fields_by_name
         self._pool = pool
         self._core = http_transport_module()
@@ -82,6 +118,8 @@ class Forwarder:
 
     def route(self, target: bytes) -> bytes | None:
         """The target after the secret prefix (with query), or None without it."""
+        if self._prefix is None:
+            return target if target.startswith(b"/") else None
         path, question, query = target.partition(b"?")
         head, slash, tail = path[1:].partition(b"/")
         if not path.startswith(b"/") or not hmac.compare_digest(
@@ -91,14 +129,10 @@ class Forwarder:
         return slash + tail + question + query
 
     async def exchange(
-        self, request: h11.Request, body: bytes, cli: CliConnection
+        self, request: h11.Request, rest: bytes, body: bytes, cli: CliConnection
     ) -> None:
-        rest = self.route(request.target)
-        if rest is None:
-            # Never forwarded and nothing echoed: the caller learns only that
-            # there is nothing here.
-            cli.respond_error(404, "not_found_error", "Not found")
-            return
+        """Forward ``request`` (already authorized: ``rest`` is its target
+        after the secret prefix) with its ``body``, and stream the answer."""
         headers = [
             (name, value)
             for name, value in request.headers
@@ -111,25 +145,43 @@ class Forwarder:
             and route in _REWRITTEN_ROUTES
             and not _has_content_encoding(headers)
         ):
-            rewrite = rewrite_body(body, self._fields_by_name)
+            rewrite = self._rewrite(body)
+        if rewrite.unchanged_because:
+            logger.warning("%s", unchanged_message(rewrite))
         if rewrite.exceeded:
             message = limits_message(rewrite)
             logger.warning("%s", message)
             cli.respond_error(400, "invalid_request_error", message)
             return
-        if rewrite.added_examples:
-            headers = with_beta(headers)
+        if rewrite.modified_tools:
+            headers = with_betas(headers, rewrite.betas)
         await self._forward(request.method, rest, headers, rewrite, cli)
 
+    def _rewrite(self, body: bytes) -> Rewrite:
+        """``rewrite_body``, but never an error: a body it fails on goes
+        out unchanged (the caller warns, naming the tools)."""
+        try:
+            return rewrite_body(body, self._fields_by_name)
+        except Exception as error:  # noqa: BLE001 - forwarded unchanged instead
+            return Rewrite(
+                body,
+                unchanged_because=f"the rewrite failed ({type(error).__name__})",
+                lost_tools=[n for n in self._fields_by_name if n.encode() in body],
+            )
+
     def _url(self, rest: bytes) -> Any:
-        # The CLI uses a handful of paths; parsing each URL once saves a
-        # twentieth of a millisecond per request.
+        # The target goes out byte for byte as the CLI sent it (``;params``
+        # included, which URL parsing would split off), after the upstream's
+        # own path. The CLI uses a handful of paths, so each URL is built once.
         url = self._urls.get(rest)
         if url is None:
             if len(self._urls) >= _URL_CACHE_SIZE:
                 self._urls.clear()
             url = self._urls[rest] = self._core.URL(
-                self._upstream + rest.decode("latin-1")
+                scheme=self._scheme,
+                host=self._raw_host,
+                port=self._port,
+                target=(self._base_path + rest) or b"/",
             )
         return url
 
@@ -141,10 +193,25 @@ class Forwarder:
         rewrite: Rewrite,
         cli: CliConnection,
     ) -> None:
-        # Host and Content-Length as the HTTP client would set them.
-        headers = [(b"host", self._host), *headers]
-        if rewrite.body or method in _METHODS_WITH_BODY:
-            headers.append((b"content-length", str(len(rewrite.body)).encode()))
+        # Host and Content-Length set again, where the CLI had them: the
+        # headers keep the CLI's order.
+        length = str(len(rewrite.body)).encode()
+        out: list[tuple[bytes, bytes]] = []
+        host = has_length = False
+        for name, value in headers:
+            if name == b"host":
+                out.append((name, self._host))
+                host = True
+            elif name == b"content-length":
+                out.append((name, length))
+                has_length = True
+            else:
+                out.append((name, value))
+        if not host:
+            out.insert(0, (b"host", self._host))
+        if not has_length and (rewrite.body or method in _METHODS_WITH_BODY):
+            out.append((b"content-length", length))
+        headers = out
         outbound = self._core.Request(
             method,
             self._url(rest),
@@ -233,29 +300,55 @@ class CliConnection(asyncio.Protocol):
     A plain protocol rather than an ASGI server: the relay needs none of a
     web framework's layers, and on a ~70 KB request they cost about half a
     millisecond per API call. h11 does all the HTTP parsing and framing.
+
+    Bounded before authenticated: a request's target is checked for the
+    secret prefix as soon as its request line and headers are parsed, before
+    any of its body is read; a request without it is refused and the
+    connection closed. Headers must arrive within ``HEADER_TIMEOUT_S`` (and
+    fit h11's 16 KiB), bodies may be ``MAX_BODY_BYTES``, and connections
+    that never authenticated are capped (``MAX_PENDING_CONNECTIONS``).
     """
 
-    def __init__(self, forwarder: Forwarder, live: set[CliConnection]) -> None:
+    def __init__(
+        self,
+        forwarder: Forwarder,
+        live: dict[Any, None],
+        *,
+        authenticated: bool = False,
+    ) -> None:
         self._forwarder = forwarder
         self._live = live
         self._h11 = h11.Connection(h11.SERVER)
         self._transport: asyncio.Transport | None = None
         self._request: h11.Request | None = None
+        self._rest = b""
         self._body: list[bytes] = []
+        self._body_size = 0
         self._task: asyncio.Task[None] | None = None
         self._writable = asyncio.Event()
         self._writable.set()
+        self.authenticated = authenticated
+        self._timer: asyncio.TimerHandle | None = None
+        self._idle = False  # between requests (the idle timeout runs)
 
     # -- asyncio's callbacks ---------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
-        self._live.add(self)
+        pending = [c for c in self._live if not c.authenticated]
+        if len(pending) >= MAX_PENDING_CONNECTIONS:
+            pending[0].abort()  # the oldest that never sent a valid request
+        self._live[self] = None
+        self._arm(HEADER_TIMEOUT_S)
+        # Behind TLS (proxy mode) the first request can arrive before the
+        # handshake's waiter hands the transport over: serve what is buffered.
+        self._next()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._live.discard(self)
+        self._live.pop(self, None)
         self._transport = None
+        self._disarm()
         self._writable.set()
         if self._task is not None:
             # The CLI went away: stop the exchange, which closes the upstream
@@ -263,6 +356,11 @@ class CliConnection(asyncio.Protocol):
             self._task.cancel()
 
     def data_received(self, data: bytes) -> None:
+        if self._idle:  # a next request begins: its headers are timed
+            self._idle = False
+            self._arm(HEADER_TIMEOUT_S)
+        elif self._request is not None:  # a body arriving: not idle
+            self._arm(IDLE_TIMEOUT_S)
         self._h11.receive_data(data)
         self._next()
 
@@ -277,6 +375,17 @@ class CliConnection(asyncio.Protocol):
     def resume_writing(self) -> None:
         self._writable.set()
 
+    # -- timers ----------------------------------------------------------------
+
+    def _arm(self, seconds: float) -> None:
+        self._disarm()
+        self._timer = asyncio.get_running_loop().call_later(seconds, self.abort)
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
     # -- reading requests ------------------------------------------------------
 
     def _next(self) -> None:
@@ -289,24 +398,65 @@ class CliConnection(asyncio.Protocol):
             if event is h11.NEED_DATA or event is h11.PAUSED:
                 return
             if isinstance(event, h11.Request):
-                self._request, self._body = event, []
-                if self._h11.they_are_waiting_for_100_continue:
-                    self.send(h11.InformationalResponse(status_code=100, headers=[]))
+                if not self._admit(event):
+                    return
             elif isinstance(event, h11.Data):
+                self._body_size += len(event.data)
+                if self._body_size > MAX_BODY_BYTES:
+                    self._too_large()
+                    return
                 self._body.append(event.data)
             elif isinstance(event, h11.EndOfMessage):
                 assert self._request is not None
+                self._disarm()  # the CLI now waits for the answer
                 self._task = asyncio.get_running_loop().create_task(
-                    self._exchange(self._request, b"".join(self._body))
+                    self._exchange(self._request, self._rest, b"".join(self._body))
                 )
                 self._request, self._body = None, []
             else:  # ConnectionClosed
                 self.abort()
                 return
 
-    async def _exchange(self, request: h11.Request, body: bytes) -> None:
+    def _admit(self, request: h11.Request) -> bool:
+        """Check ``request``'s line and headers before any of its body is
+        read; refuse it (and close) when it has no secret or is too large."""
+        rest = self._forwarder.route(request.target)
+        if rest is None:
+            # Never forwarded, its body never read, nothing echoed: the
+            # caller learns only that there is nothing here.
+            self._refuse(404, "not_found_error", "Not found")
+            return False
+        self.authenticated = True
+        length = next(
+            (value for name, value in request.headers if name == b"content-length"),
+            None,
+        )
+        if length is not None and int(length) > MAX_BODY_BYTES:  # h11 checked digits
+            self._too_large()
+            return False
+        self._request, self._rest, self._body, self._body_size = request, rest, [], 0
+        self._arm(IDLE_TIMEOUT_S)
+        if self._h11.they_are_waiting_for_100_continue:
+            self.send(h11.InformationalResponse(status_code=100, headers=[]))
+        return True
+
+    def _too_large(self) -> None:
+        self._refuse(
+            413,
+            "request_too_large",
+            f"tool_fields_relay takes request bodies of at most {MAX_BODY_BYTES} bytes",
+        )
+
+    def _refuse(self, status: int, error_type: str, message: str) -> None:
+        with contextlib.suppress(h11.LocalProtocolError):
+            self.respond_error(status, error_type, message, close=True)
+        self._live.pop(self, None)
+        if self._transport is not None:
+            self._transport.close()
+
+    async def _exchange(self, request: h11.Request, rest: bytes, body: bytes) -> None:
         try:
-            await self._forwarder.exchange(request, body, self)
+            await self._forwarder.exchange(request, rest, body, self)
         except asyncio.CancelledError:
             raise
         except Exception as error:  # noqa: BLE001 - answer, log the class only
@@ -323,6 +473,8 @@ class CliConnection(asyncio.Protocol):
             return
         if self._h11.our_state is h11.DONE and self._h11.their_state is h11.DONE:
             self._h11.start_next_cycle()
+            self._idle = True
+            self._arm(IDLE_TIMEOUT_S)
             self._next()
         else:
             self._transport.close()
@@ -348,20 +500,22 @@ class CliConnection(asyncio.Protocol):
         buffered for."""
         await self._writable.wait()
 
-    def respond_error(self, status: int, error_type: str, message: str) -> None:
+    def respond_error(
+        self, status: int, error_type: str, message: str, *, close: bool = False
+    ) -> None:
         body = error_body(error_type, message)
-        self.send(
-            h11.Response(
-                status_code=status,
-                headers=[
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            )
-        )
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ]
+        if close:
+            headers.append((b"connection", b"close"))
+        self.send(h11.Response(status_code=status, headers=headers))
         self.send(h11.Data(data=body))
         self.send(h11.EndOfMessage())
 
     def abort(self) -> None:
+        self._disarm()
+        self._live.pop(self, None)  # at once: connection_lost comes later
         if self._transport is not None:
             self._transport.abort()

@@ -4,23 +4,39 @@ the Messages API requests Claude Code sends (``tool_fields_relay=True``).
 Why it exists: the SDK serves ``strict`` and ``input_examples`` on MCP
 ``tools/list``, but Claude Code does not copy either into the
 ``tools`` of its API request, so strict tool use never switches on and the
-model never sees the examples. Claude Code honours ``ANTHROPIC_BASE_URL``,
-its supported hook for gateways, so the SDK can put itself on that path: it
-starts this relay before the CLI, points the CLI at it, and the relay
-forwards every request to the user's own upstream, adding the declared
-fields to the SDK tools' entries on the way.
+model never sees the examples. The SDK therefore puts itself on Claude
+Code's way to the API and adds the declared fields to the SDK tools' entries
+on the way, in one of two modes:
+
+- proxy mode (``relay_proxy``), when the caller has no ``ANTHROPIC_BASE_URL``
+  of their own: Claude Code keeps the public API as its base URL, so it
+  stays first-party, and reaches it through the relay as its
+  ``HTTPS_PROXY``, trusting a per-session CA (``relay_tls``) for that host;
+- base-URL mode, for a caller's gateway: Claude Code's
+  ``ANTHROPIC_BASE_URL`` is the relay, which forwards to the caller's.
 
 What it guarantees:
 
-- It listens on 127.0.0.1 only, on a free port, under a random secret path
-  prefix (256 bits). A request without the prefix is answered with an error
-  and never forwarded, so other local processes cannot use it as an open
-  proxy carrying the user's credentials.
+- It listens on 127.0.0.1 only, on a free port, behind a random 256-bit
+  secret: the path prefix in base-URL mode, the proxy password (checked on
+  each ``CONNECT``) in proxy mode. A request without it is refused from its
+  request line and headers, before any of its body is read, and never
+  forwarded, so other local processes cannot use it as an open proxy
+  carrying the user's credentials, nor make it buffer anything.
+- Bounded: headers within 10 s and 16 KiB, bodies up to 64 MiB (twice the
+  API's own limit; larger is a 413), connections idle for 10 minutes
+  closed, at most 64 connections that never authenticated (the oldest goes
+  first); the CLI's own connections are never capped.
 - Only ``POST .../v1/messages`` and ``.../v1/messages/count_tokens`` bodies
   are rewritten, and only the ``tools`` entries named
-  ``mcp__<server>__<tool>`` of SDK tools that declare the fields. A body the
-  relay has nothing to add to is forwarded byte for byte; everything else
-  (paths, methods, headers, other tools and fields) passes through as sent.
+  ``mcp__<server>__<tool>`` of SDK tools that declare the fields: the new
+  members are written into the original bytes, which are otherwise kept as
+  sent. ``anthropic-beta`` gains ``structured-outputs-2025-12-15`` when
+  ``strict`` is added and ``advanced-tool-use-2025-11-20`` when examples
+  are, once each. A body the relay has nothing to add to, or cannot change
+  safely, is forwarded byte for byte (the latter with a WARNING naming the
+  tools); everything else (paths with their ``;params``, methods, headers,
+  other tools and fields) passes through as sent.
 - Responses stream back as they arrive (server-sent events), with status,
   headers and content-encoding unchanged; when the CLI goes away, the
   upstream request is closed.
@@ -46,12 +62,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import logging
 import secrets
 import socket
 import ssl
 import threading
 import urllib.parse
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
 import anyio
@@ -61,6 +78,7 @@ from mcp.server import Server
 from ._mcp_compat import listed_fields
 from .relay_connections import outbound_pool
 from .relay_server import CliConnection, Forwarder
+from .relay_tls import FIRST_PARTY_HOST, SessionCA
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 """Where requests go when neither ``options.env`` nor the environment set
@@ -75,6 +93,8 @@ UNSERVABLE_PROVIDERS = (
 endpoints, which ``ANTHROPIC_BASE_URL`` does not reach."""
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost")
+
+logger = logging.getLogger(__name__)
 
 _START_TIMEOUT_S = 30.0
 
@@ -192,31 +212,47 @@ def outbound_proxy(upstream: str, env: Mapping[str, str]) -> str | None:
     once, from the same environment the CLI would have used, since the relay
     only ever talks to one upstream.
     """
+    setting = _proxy_setting(upstream, env)
+    return None if setting is None else setting[1]
+
+
+def _proxy_setting(upstream: str, env: Mapping[str, str]) -> tuple[str, str] | None:
+    """``outbound_proxy``, with the name of the variable it came from."""
     parts = urllib.parse.urlsplit(upstream)
-    proxy = _env_value(env, f"{parts.scheme}_proxy") or _env_value(env, "all_proxy")
-    if not proxy or _bypasses_proxy(parts, _env_value(env, "no_proxy")):
+    found = None
+    for name in (f"{parts.scheme}_proxy", "all_proxy"):
+        for spelling in (name.lower(), name.upper()):  # lower case wins
+            value = (env.get(spelling) or "").strip()
+            if value:
+                found = (spelling, value)
+                break
+        if found:
+            break
+    if found is None or _bypasses_proxy(parts, _env_value(env, "no_proxy")):
         return None
-    return proxy
+    return found
 
 
-def _check_proxy(proxy: str | None) -> None:
+def _check_proxy(
+    proxy: str | None, setting: str = "HTTPS_PROXY/HTTP_PROXY/ALL_PROXY"
+) -> None:
     """Refuse, before the relay starts, a proxy its outbound leg cannot use.
 
-    The message names the scheme only: a proxy URL may carry credentials.
+    The message names the setting and the scheme only: a proxy URL may
+    carry credentials.
     """
     if not proxy:
         return
     scheme = urllib.parse.urlsplit(proxy).scheme.lower()
     if scheme not in ("http", "https", "socks5", "socks5h"):
         raise ToolFieldsRelayError(
-            f"tool_fields_relay cannot use a {scheme or 'scheme-less'} proxy from "
-            "HTTPS_PROXY/HTTP_PROXY/ALL_PROXY; http, https, socks5 and socks5h "
-            "are supported"
+            f"tool_fields_relay cannot use the {scheme or 'scheme-less'} proxy in "
+            f"{setting}; http, https, socks5 and socks5h proxies are supported"
         )
     if scheme.startswith("socks") and importlib.util.find_spec("socksio") is None:
         raise ToolFieldsRelayError(
-            "tool_fields_relay needs the socksio package for the SOCKS proxy in "
-            "HTTPS_PROXY/HTTP_PROXY/ALL_PROXY (pip install socksio), as httpx does"
+            f"tool_fields_relay needs the socksio package for the SOCKS proxy in "
+            f"{setting} (pip install socksio), as httpx does"
         )
 
 
@@ -244,16 +280,42 @@ def _bypasses_proxy(url: urllib.parse.SplitResult, no_proxy: str) -> bool:
 def _ssl_verify(env: Mapping[str, str]) -> ssl.SSLContext | bool:
     """Certificate verification for the outbound leg, honouring the CA bundles
     the CLI's environment names (``SSL_CERT_FILE``/``SSL_CERT_DIR``, and
-    ``NODE_EXTRA_CA_CERTS``, the CLI's own way to trust a gateway's CA)."""
+    ``NODE_EXTRA_CA_CERTS``, the CLI's own way to trust a gateway's CA).
+
+    A bundle that cannot be loaded (missing, unreadable, not PEM) is what it
+    is to Claude Code: a warning, and the system CAs instead.
+    """
     cafile = env.get("SSL_CERT_FILE") or None
     capath = env.get("SSL_CERT_DIR") or None
     extra = env.get("NODE_EXTRA_CA_CERTS") or None
     if not (cafile or capath or extra):
         return True
-    context = ssl.create_default_context(cafile=cafile, capath=capath)
+    try:
+        context = ssl.create_default_context(cafile=cafile, capath=capath)
+    except (OSError, ssl.SSLError) as error:
+        logger.warning(
+            "tool_fields_relay is ignoring the CAs of SSL_CERT_FILE/SSL_CERT_DIR "
+            "(%s, %s), load failed: %s; using the system CAs",
+            cafile,
+            capath,
+            _reason(error),
+        )
+        context = ssl.create_default_context()
     if extra:
-        context.load_verify_locations(cafile=extra)
+        try:
+            context.load_verify_locations(cafile=extra)
+        except (OSError, ssl.SSLError) as error:
+            logger.warning(
+                "tool_fields_relay is ignoring extra certs from NODE_EXTRA_CA_CERTS "
+                "(%s), load failed: %s",
+                extra,
+                _reason(error),
+            )
     return context
+
+
+def _reason(error: BaseException) -> str:
+    return getattr(error, "strerror", None) or type(error).__name__
 
 
 def point_cli_at(env: MutableMapping[str, str], relay_url: str) -> None:
@@ -270,6 +332,32 @@ def point_cli_at(env: MutableMapping[str, str], relay_url: str) -> None:
         for entry in (env.get(name) or "").split(","):
             entry = entry.strip()
             if entry and entry not in entries:
+                entries.append(entry)
+    for name in _LOOPBACK_NAMES:
+        if name not in entries:
+            entries.append(name)
+    env["NO_PROXY"] = env["no_proxy"] = ",".join(entries)
+
+
+def point_cli_through(
+    env: MutableMapping[str, str], proxy_url: str, bundle: str
+) -> None:
+    """Send the CLI described by ``env`` through the relay as its HTTPS proxy.
+
+    ``ANTHROPIC_BASE_URL`` stays unset, so the CLI stays first-party. The
+    relay's CA joins the caller's own extra certificates (``bundle`` holds
+    both). ``NO_PROXY`` keeps the caller's entries, except any that would
+    send api.anthropic.com around the relay (the relay itself honours them
+    for its own connections), and gains loopback.
+    """
+    env["HTTPS_PROXY"] = env["https_proxy"] = proxy_url
+    env["NODE_EXTRA_CA_CERTS"] = bundle
+    api = urllib.parse.urlsplit(f"https://{FIRST_PARTY_HOST}")
+    entries: list[str] = []
+    for name in ("NO_PROXY", "no_proxy"):
+        for entry in (env.get(name) or "").split(","):
+            entry = entry.strip()
+            if entry and entry not in entries and not _bypasses_proxy(api, entry):
                 entries.append(entry)
     for name in _LOOPBACK_NAMES:
         if name not in entries:
@@ -296,12 +384,22 @@ class ToolFieldsRelay:
         *,
         proxy: str | None = None,
         verify: ssl.SSLContext | bool = True,
+        proxy_setting: str = "HTTPS_PROXY/HTTP_PROXY/ALL_PROXY",
+        first_party: bool = False,
+        no_proxy: str = "",
+        user_extra_ca: str | None = None,
     ) -> None:
         self.fields_by_name = dict(fields_by_name)
         self.upstream = upstream.rstrip("/")
-        _check_proxy(proxy)
+        _check_proxy(proxy, proxy_setting)
         self._proxy = proxy
         self._verify = verify
+        # Proxy mode (``relay_proxy``): the CLI keeps api.anthropic.com as
+        # its base URL and reaches it through the relay as its HTTPS proxy.
+        self.first_party = first_party
+        self._no_proxy = no_proxy
+        self._user_extra_ca = user_extra_ca
+        self._ca: SessionCA | None = None
         # 256 bits; token_urlsafe's alphabet needs no escaping in a path.
         self._secret = secrets.token_urlsafe(32)
         self._socket: socket.socket | None = None
@@ -310,6 +408,10 @@ class ToolFieldsRelay:
         self._stop_requested: asyncio.Event | None = None
         self._ready = threading.Event()
         self._failure: BaseException | None = None
+        # start and stop run on worker threads; a stop (after a cancelled
+        # start, say) waits for the start to finish, then undoes it.
+        self._lifecycle = threading.RLock()
+        self._stopped = False
 
     def __repr__(self) -> str:  # never shows the secret
         return f"<ToolFieldsRelay port={self.port} upstream={self.upstream!r}>"
@@ -319,6 +421,29 @@ class ToolFieldsRelay:
         return None if self._socket is None else int(self._socket.getsockname()[1])
 
     @property
+    def proxy_url(self) -> str:
+        """The CLI's ``HTTPS_PROXY`` in proxy mode, credentials included."""
+        if self.port is None:
+            raise RuntimeError("the relay is not running")
+        return f"http://sdk:{self._secret}@127.0.0.1:{self.port}"
+
+    @property
+    def ca_bundle(self) -> str | None:
+        """The CLI's ``NODE_EXTRA_CA_CERTS`` in proxy mode (the session CA
+        and the caller's own extra certificates); removed at stop."""
+        bundle = None if self._ca is None else self._ca.bundle
+        return None if bundle is None else str(bundle)
+
+    def point_cli(self, env: MutableMapping[str, str]) -> None:
+        """Send the CLI described by ``env`` through this (running) relay."""
+        if self.first_party:
+            bundle = self.ca_bundle
+            assert bundle is not None
+            point_cli_through(env, self.proxy_url, bundle)
+        else:
+            point_cli_at(env, self.url)
+
+    @property
     def url(self) -> str:
         """The base URL the CLI must use, secret prefix included."""
         if self.port is None:
@@ -326,7 +451,15 @@ class ToolFieldsRelay:
         return f"http://127.0.0.1:{self.port}/{self._secret}"
 
     async def start(self) -> None:
-        await anyio.to_thread.run_sync(self._start_blocking)
+        """Start serving. However this fails or is cancelled (anyio, trio or
+        native asyncio cancellation), nothing it started is left running."""
+        try:
+            await anyio.to_thread.run_sync(self._start_blocking)
+        except BaseException:
+            # A cancelled await may leave the worker thread still starting
+            # the relay: stop waits for it, then stops what it started.
+            await self.stop()
+            raise
 
     async def stop(self) -> None:
         """Stop serving and wait for the thread; idempotent, safe on any path."""
@@ -343,8 +476,14 @@ class ToolFieldsRelay:
     # -- the thread -----------------------------------------------------------
 
     def _start_blocking(self) -> None:
-        if self._thread is not None:
-            raise RuntimeError("the relay was already started")
+        with self._lifecycle:
+            if self._stopped:
+                raise RuntimeError("the relay was stopped")
+            if self._thread is not None:
+                raise RuntimeError("the relay was already started")
+            self._start_locked()
+
+    def _start_locked(self) -> None:
         # IPPROTO_TCP spelled out: asyncio only sets TCP_NODELAY on accepted
         # sockets whose proto says TCP, and without it Nagle's algorithm and
         # the client's delayed ACK hold each response body back ~40 ms.
@@ -357,6 +496,9 @@ class ToolFieldsRelay:
             sock.close()
             raise
         self._socket = sock
+        if self.first_party:
+            self._ca = SessionCA()
+            self._ca.write_bundle(self._user_extra_ca)
         self._loop = loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._run,
@@ -367,7 +509,7 @@ class ToolFieldsRelay:
         self._thread.start()
         if not self._ready.wait(_START_TIMEOUT_S) or self._failure is not None:
             failure = self._failure
-            self._stop_blocking()
+            self._stop_locked()
             raise RuntimeError("tool_fields_relay failed to start") from failure
 
     def _run(self, sock: socket.socket, loop: asyncio.AbstractEventLoop) -> None:
@@ -387,12 +529,29 @@ class ToolFieldsRelay:
 
     async def _serve(self, sock: socket.socket) -> None:
         pool = outbound_pool(self._proxy, self._verify)
-        forwarder = Forwarder(self._secret, self.upstream, self.fields_by_name, pool)
-        live: set[CliConnection] = set()
+        live: dict[Any, None] = {}
+        factory: Callable[[], asyncio.Protocol]
+        if self._ca is not None:
+            from .relay_proxy import ProxyConnection, ProxyMode
+
+            no_proxy = self._no_proxy
+            mode = ProxyMode(
+                self._secret,
+                Forwarder(None, self.upstream, self.fields_by_name, pool),
+                self._ca.server_context,
+                self._proxy,
+                lambda host, port: _bypasses_proxy(
+                    urllib.parse.urlsplit(f"https://{host}:{port}"), no_proxy
+                ),
+            )
+            factory = lambda: ProxyConnection(mode, live)  # noqa: E731
+        else:
+            forwarder = Forwarder(
+                self._secret, self.upstream, self.fields_by_name, pool
+            )
+            factory = lambda: CliConnection(forwarder, live)  # noqa: E731
         self._stop_requested = asyncio.Event()
-        server = await asyncio.get_running_loop().create_server(
-            lambda: CliConnection(forwarder, live), sock=sock
-        )
+        server = await asyncio.get_running_loop().create_server(factory, sock=sock)
         self._ready.set()
         try:
             await self._stop_requested.wait()
@@ -405,6 +564,11 @@ class ToolFieldsRelay:
             await pool.aclose()
 
     def _stop_blocking(self) -> None:
+        with self._lifecycle:
+            self._stopped = True
+            self._stop_locked()
+
+    def _stop_locked(self) -> None:
         loop, thread, stop_requested = self._loop, self._thread, self._stop_requested
         if loop is not None and stop_requested is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop just closed
@@ -416,6 +580,8 @@ class ToolFieldsRelay:
         self._thread = None
         self._loop = None
         self._stop_requested = None
+        if self._ca is not None:
+            self._ca.remove()
 
 
 def _cancel_leftover_tasks(loop: asyncio.AbstractEventLoop) -> None:
@@ -431,6 +597,35 @@ def _cancel_leftover_tasks(loop: asyncio.AbstractEventLoop) -> None:
 # --------------------------------------------------------------------------
 
 
+def prepare_for_cli(mcp_servers: object, cli_env: Mapping[str, str]) -> ToolFieldsRelay:
+    """A relay (not started yet) for a CLI to run with ``cli_env``.
+
+    Every refusal is made here, before anything starts, as a
+    ``ToolFieldsRelayError`` naming the setting: a provider the relay cannot
+    serve, an ``ANTHROPIC_BASE_URL`` it cannot forward to, a proxy it cannot
+    use. ``cli_env`` is the caller's environment with ``options.env`` applied.
+    """
+    refuse_unservable_provider(cli_env)
+    upstream = resolve_upstream(cli_env)
+    setting = _proxy_setting(upstream, cli_env)
+    proxy = None if setting is None else setting[1]
+    # Proxy mode when the caller has no base URL of their own (a gateway
+    # keeps the base-URL relay), and tunnels can use their proxy: plain http.
+    first_party = not (cli_env.get("ANTHROPIC_BASE_URL") or "").strip() and (
+        proxy is None or urllib.parse.urlsplit(proxy).scheme.lower() == "http"
+    )
+    return ToolFieldsRelay(
+        collect_tool_fields(mcp_servers),
+        upstream,
+        proxy=proxy,
+        proxy_setting="HTTPS_PROXY" if setting is None else setting[0],
+        verify=_ssl_verify(cli_env),
+        first_party=first_party,
+        no_proxy=_env_value(cli_env, "no_proxy"),
+        user_extra_ca=cli_env.get("NODE_EXTRA_CA_CERTS") or None,
+    )
+
+
 async def start_for_cli(
     mcp_servers: object, cli_env: MutableMapping[str, str]
 ) -> ToolFieldsRelay:
@@ -440,14 +635,7 @@ async def start_for_cli(
     caller's environment with ``options.env`` applied); the upstream, proxy
     and CA settings are read from it before it is changed.
     """
-    refuse_unservable_provider(cli_env)
-    upstream = resolve_upstream(cli_env)
-    relay = ToolFieldsRelay(
-        collect_tool_fields(mcp_servers),
-        upstream,
-        proxy=outbound_proxy(upstream, cli_env),
-        verify=_ssl_verify(cli_env),
-    )
+    relay = prepare_for_cli(mcp_servers, cli_env)
     await relay.start()
-    point_cli_at(cli_env, relay.url)
+    relay.point_cli(cli_env)
     return relay

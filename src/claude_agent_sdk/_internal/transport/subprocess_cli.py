@@ -768,10 +768,14 @@ class SubprocessCLITransport(Transport):
 
         cmd = self._build_command()
         if self._options.tool_fields_relay:
-            from ..tool_fields_relay import refuse_unservable_provider
+            from ..tool_fields_relay import prepare_for_cli
 
-            # Before anything starts, and not wrapped in CLIConnectionError.
-            refuse_unservable_provider({**os.environ, **self._options.env})
+            # Every refusal (ToolFieldsRelayError) before anything starts, and
+            # not wrapped in CLIConnectionError. Kept on self before it starts,
+            # so that connect() stops it on any failure or cancellation.
+            self._relay = prepare_for_cli(
+                self._options.mcp_servers, {**os.environ, **self._options.env}
+            )
         try:
             # Merge environment variables. CLAUDE_CODE_ENTRYPOINT defaults to
             # sdk-py regardless of inherited process env; options.env can override
@@ -839,13 +843,11 @@ class SubprocessCLITransport(Transport):
             if self._cwd:
                 process_env["PWD"] = self._cwd
 
-            if self._options.tool_fields_relay:
-                from ..tool_fields_relay import start_for_cli
-
-                # Points process_env's ANTHROPIC_BASE_URL at the relay.
-                self._relay = await start_for_cli(
-                    self._options.mcp_servers, process_env
-                )
+            if self._relay is not None:
+                await self._relay.start()
+                # Points process_env's ANTHROPIC_BASE_URL (or, with none of
+                # the caller's own, HTTPS_PROXY) at the relay.
+                self._relay.point_cli(process_env)
 
             # Pipe stderr only when the caller registered a callback.
             stderr_dest = PIPE if self._options.stderr is not None else None

@@ -1,0 +1,370 @@
+"""The tool-fields relay as Claude Code's HTTPS proxy (proxy mode).
+
+When the caller has no ``ANTHROPIC_BASE_URL`` of their own, the SDK leaves
+Claude Code talking to ``https://api.anthropic.com`` itself, so that it stays
+in first-party mode (its managed-settings and policy-limits requests, betas,
+headers and body are those of the first-party API), and gives it
+``HTTPS_PROXY`` pointing at the relay instead:
+
+- Each connection must authenticate before anything else: its first request
+  must be ``CONNECT`` with the relay's ``Proxy-Authorization`` (a 256-bit
+  secret in the proxy URL's password, which Claude Code sends as Basic
+  credentials); anything else is refused from the request line and headers,
+  and the connection closed.
+- ``CONNECT api.anthropic.com:443`` is terminated: TLS with the session CA's
+  certificate (``relay_tls``), then each request is served exactly as in
+  base-URL mode (``relay_server.CliConnection``), forwarded to
+  ``https://api.anthropic.com`` through the caller's own proxy if any.
+- Every other ``CONNECT`` is tunnelled byte for byte to its host, through
+  the caller's own (http) proxy where one applies, never decrypted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import hmac
+import logging
+import urllib.parse
+from typing import Any
+
+import h11
+
+from . import relay_server
+from .relay_server import CliConnection, Forwarder
+from .relay_tls import FIRST_PARTY_HOST
+
+logger = logging.getLogger(__name__)
+
+_TUNNEL_CONNECT_TIMEOUT_S = 30.0
+
+
+def proxy_authorization(secret: str) -> bytes:
+    """The ``Proxy-Authorization`` value Claude Code sends for the proxy URL
+    ``http://sdk:<secret>@127.0.0.1:<port>``."""
+    return b"Basic " + base64.b64encode(f"sdk:{secret}".encode())
+
+
+class ProxyMode:
+    """What every proxy connection of one relay shares."""
+
+    def __init__(
+        self,
+        secret: str,
+        forwarder: Forwarder,
+        server_context: Any,
+        tunnel_proxy: str | None,
+        bypasses_proxy: Any,
+    ) -> None:
+        self.expected = proxy_authorization(secret)
+        self.forwarder = forwarder
+        self.server_context = server_context
+        self.tunnel_proxy = tunnel_proxy
+        self.bypasses_proxy = bypasses_proxy  # (host, port) -> bool
+
+
+class ProxyConnection(asyncio.Protocol):
+    """One connection from Claude Code to the relay as its proxy."""
+
+    def __init__(self, mode: ProxyMode, live: dict[Any, None]) -> None:
+        self._mode = mode
+        self._live = live
+        self._h11 = h11.Connection(h11.SERVER)
+        self._transport: asyncio.Transport | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._peer: asyncio.Transport | None = None  # the tunnel's far end
+        self.authenticated = False
+
+    # -- asyncio's callbacks ---------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+        pending = [c for c in self._live if not c.authenticated]
+        if len(pending) >= relay_server.MAX_PENDING_CONNECTIONS:
+            pending[0].abort()
+        self._live[self] = None
+        self._timer = asyncio.get_running_loop().call_later(
+            relay_server.HEADER_TIMEOUT_S, self.abort
+        )
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._live.pop(self, None)
+        self._transport = None
+        self._disarm()
+        if self._peer is not None:
+            self._peer.close()
+        if self._task is not None:
+            self._task.cancel()
+
+    def data_received(self, data: bytes) -> None:
+        if self._peer is not None:  # a tunnel: bytes pass untouched
+            self._peer.write(data)
+            return
+        if self._task is not None:
+            return  # nothing is read while the CONNECT is being set up
+        self._h11.receive_data(data)
+        try:
+            event = self._h11.next_event()
+        except h11.RemoteProtocolError:
+            self._refuse(400, "Bad request")
+            return
+        if isinstance(event, h11.Request):
+            self._admit(event)
+        elif event is not h11.NEED_DATA:
+            self.abort()
+
+    def eof_received(self) -> bool:
+        if self._peer is not None and self._peer.can_write_eof():
+            self._peer.write_eof()
+            return True  # half-close through the tunnel
+        return False
+
+    def pause_writing(self) -> None:
+        if self._peer is not None:
+            self._peer.pause_reading()
+
+    def resume_writing(self) -> None:
+        if self._peer is not None:
+            self._peer.resume_reading()
+
+    # -- the CONNECT -----------------------------------------------------------
+
+    def _admit(self, request: h11.Request) -> None:
+        given = next(
+            (v for k, v in request.headers if k == b"proxy-authorization"), b""
+        )
+        if not hmac.compare_digest(given, self._mode.expected):
+            self._refuse(407, "Proxy authentication required")
+            return
+        self.authenticated = True
+        if request.method != b"CONNECT":
+            self._refuse(405, "Only CONNECT is served")
+            return
+        host, _, port_text = request.target.decode("ascii", "replace").rpartition(":")
+        host = host.strip("[]")
+        if not host or not port_text.isdigit():
+            self._refuse(400, "Bad CONNECT target")
+            return
+        self._disarm()
+        port = int(port_text)
+        if (host.lower(), port) == (FIRST_PARTY_HOST, 443):
+            self._task = asyncio.get_running_loop().create_task(self._terminate())
+        else:
+            self._task = asyncio.get_running_loop().create_task(
+                self._tunnel(host, port)
+            )
+
+    def _established(self) -> bool:
+        self._send(
+            h11.Response(status_code=200, headers=[], reason=b"Connection established")
+        )
+        data, _closed = self._h11.trailing_data
+        if data:  # a client that did not wait for the 200: not Claude Code
+            self.abort()
+            return False
+        return self._transport is not None
+
+    async def _terminate(self) -> None:
+        """TLS for api.anthropic.com, then the base-URL relay's exchange."""
+        if not self._established():
+            return
+        transport = self._transport
+        assert transport is not None
+        cli = CliConnection(self._mode.forwarder, self._live, authenticated=True)
+        try:
+            tls = await asyncio.get_running_loop().start_tls(
+                transport,
+                cli,
+                self._mode.server_context,
+                server_side=True,
+                ssl_handshake_timeout=relay_server.HEADER_TIMEOUT_S,
+            )
+        except (OSError, asyncio.TimeoutError, ConnectionError) as error:
+            logger.warning(
+                "tool_fields_relay: TLS with Claude Code failed: %s",
+                type(error).__name__,
+            )
+            transport.abort()
+            return
+        finally:
+            self._task = None
+        self._live.pop(self, None)  # the connection is the CliConnection's now
+        self._transport = None
+        if tls is None:  # the handshake was abandoned
+            transport.abort()
+            return
+        cli.connection_made(tls)
+
+    async def _tunnel(self, host: str, port: int) -> None:
+        """Pipe the connection to ``host:port``, untouched."""
+        loop = asyncio.get_running_loop()
+        via = self._mode.tunnel_proxy
+        if via is not None and self._mode.bypasses_proxy(host, port):
+            via = None
+        try:
+            far, end, leftover = await asyncio.wait_for(
+                _open_tunnel(loop, self, host, port, via), _TUNNEL_CONNECT_TIMEOUT_S
+            )
+        except (OSError, asyncio.TimeoutError, _ProxyRefusedError) as error:
+            logger.info(
+                "tool_fields_relay could not tunnel to %s:%s: %s",
+                host,
+                port,
+                type(error).__name__,
+            )
+            self._task = None
+            self._refuse(502, "Bad gateway")
+            return
+        self._task = None
+        if self._transport is None:
+            far.close()
+            return
+        self._peer = far
+        if not self._established():
+            far.close()
+            return
+        early, end.early = leftover + end.early, b""
+        if early:
+            self._transport.write(early)
+
+    # -- answers ---------------------------------------------------------------
+
+    def _send(self, event: h11.Event) -> None:
+        data = self._h11.send(event)
+        if data and self._transport is not None:
+            self._transport.write(data)
+
+    def _refuse(self, status: int, message: str) -> None:
+        body = relay_server.error_body("invalid_request_error", message)
+        with contextlib.suppress(h11.LocalProtocolError):
+            self._send(
+                h11.Response(
+                    status_code=status,
+                    headers=[
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode()),
+                        (b"connection", b"close"),
+                    ],
+                )
+            )
+            self._send(h11.Data(data=body))
+            self._send(h11.EndOfMessage())
+        self._live.pop(self, None)
+        if self._transport is not None:
+            self._transport.close()
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def abort(self) -> None:
+        self._disarm()
+        self._live.pop(self, None)
+        if self._transport is not None:
+            self._transport.abort()
+
+
+class _ProxyRefusedError(Exception):
+    pass
+
+
+class _FarEnd(asyncio.Protocol):
+    """The tunnel's far side: bytes go to the proxy connection as they come;
+    before that, the upstream proxy's answer to our own CONNECT is read."""
+
+    def __init__(self, near: ProxyConnection, via_proxy: bool) -> None:
+        self._near = near
+        self._handshake: asyncio.Future[bytes] | None = (
+            asyncio.get_running_loop().create_future() if via_proxy else None
+        )
+        self._buffer = b""
+        self.early = b""  # what came before the tunnel was established
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        if self._handshake is not None and not self._handshake.done():
+            self._buffer += data
+            head, found, rest = self._buffer.partition(b"\r\n\r\n")
+            if found:
+                status = head.split(b"\r\n", 1)[0].split(b" ")
+                if len(status) >= 2 and status[1].startswith(b"2"):
+                    self._handshake.set_result(rest)
+                else:
+                    self._handshake.set_exception(_ProxyRefusedError())
+            elif len(self._buffer) > 65536:
+                self._handshake.set_exception(_ProxyRefusedError())
+            return
+        near = self._near._transport  # noqa: SLF001 - the two ends of one pipe
+        if self._near._peer is None:  # noqa: SLF001 - not established yet
+            self.early += data
+        elif near is not None:
+            near.write(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._handshake is not None and not self._handshake.done():
+            self._handshake.set_exception(ConnectionError("closed"))
+        near = self._near._transport  # noqa: SLF001
+        if near is not None:
+            near.close()
+
+    def eof_received(self) -> bool:
+        near = self._near._transport  # noqa: SLF001
+        if near is not None and near.can_write_eof():
+            near.write_eof()
+            return True
+        return False
+
+    def pause_writing(self) -> None:
+        near = self._near._transport  # noqa: SLF001
+        if near is not None:
+            near.pause_reading()
+
+    def resume_writing(self) -> None:
+        near = self._near._transport  # noqa: SLF001
+        if near is not None:
+            near.resume_reading()
+
+
+async def _open_tunnel(
+    loop: asyncio.AbstractEventLoop,
+    near: ProxyConnection,
+    host: str,
+    port: int,
+    via: str | None,
+) -> tuple[asyncio.Transport, _FarEnd, bytes]:
+    end = _FarEnd(near, via_proxy=via is not None)
+    if via is None:
+        transport, _ = await loop.create_connection(lambda: end, host, port)
+        return transport, end, b""
+    proxy = urllib.parse.urlsplit(via)
+    transport, _ = await loop.create_connection(
+        lambda: end, proxy.hostname or "", proxy.port or 80
+    )
+    target = (
+        f"{host}:{port}".encode() if ":" not in host else f"[{host}]:{port}".encode()
+    )
+    head = [b"CONNECT " + target + b" HTTP/1.1", b"Host: " + target]
+    if proxy.username is not None:
+        credentials = (
+            f"{urllib.parse.unquote(proxy.username)}:"
+            f"{urllib.parse.unquote(proxy.password or '')}"
+        )
+        head.append(
+            b"Proxy-Authorization: Basic " + base64.b64encode(credentials.encode())
+        )
+    transport.write(b"\r\n".join(head) + b"\r\n\r\n")
+    try:
+        assert end._handshake is not None  # noqa: SLF001
+        leftover = await end._handshake  # noqa: SLF001
+    except BaseException:
+        transport.abort()
+        raise
+    return transport, end, leftover
