@@ -33,12 +33,14 @@ try:
     from claude_agent_sdk._internal.tool_fields_relay import (
         DEFAULT_UPSTREAM,
         ToolFieldsRelay,
+        ToolFieldsRelayError,
         point_cli_through,
         prepare_for_cli,
     )
 except ImportError:  # a tree without the relay patch: these tests must fail
     DEFAULT_UPSTREAM = "https://api.anthropic.com"
     ToolFieldsRelay = None  # type: ignore[assignment, misc]
+    ToolFieldsRelayError = ValueError  # type: ignore[assignment, misc]
     point_cli_through = None  # type: ignore[assignment]
     prepare_for_cli = None  # type: ignore[assignment]
 
@@ -122,9 +124,19 @@ def _read_all(sock: Any) -> bytes:
 def test_proxy_mode_when_the_caller_has_no_base_url(
     env: dict[str, str], first_party: bool
 ) -> None:
-    if "socks" in env.get("HTTPS_PROXY", ""):
-        pytest.importorskip("socksio")
+    if "socks" in env.get("HTTPS_PROXY", "") and not _has_socksio():
+        # Refused at start, naming the setting, rather than a base-URL relay
+        # that could not reach the API through that proxy.
+        with pytest.raises(ToolFieldsRelayError, match="socksio"):
+            prepare_for_cli({}, env)
+        return
     assert prepare_for_cli({}, env).first_party is first_party
+
+
+def _has_socksio() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("socksio") is not None
 
 
 def test_the_cli_env_keeps_its_base_url_and_goes_through_the_relay() -> None:
