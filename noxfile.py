@@ -8,7 +8,7 @@ patches, the differential test against pristine upstream, and the
 end-to-end tests against the real Claude Code CLI.
 
 Maintenance sessions (not in the default run): vendor, export, rebase, bench,
-bench_relay, demo, cli, mcp_corpus.
+bench_relay, demo, cli, mcp_corpus, strict_report.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ from tools.pins import (  # noqa: E402
     PYPERF,
     PYTHONS,
     RUFF,
+    STRICT_PROPERTY_DEPS,
+    STRICT_REPORT_PEERS,
     TEST_DEPS,
     TOOL_PYTHON,
     TRIO,
@@ -48,6 +50,7 @@ NOT_PACKAGE_TESTS = [
     "--ignore=tests/e2e",
     "--ignore=tests/repo",
     "--ignore=tests/differential",
+    "--ignore=tests/strict_properties",
 ]
 
 nox.options.default_venv_backend = "uv|virtualenv"
@@ -63,6 +66,7 @@ nox.options.sessions = [
     "steps",
     "prove",
     "differential",
+    "strict_properties",
     "e2e",
 ]
 
@@ -321,6 +325,23 @@ def differential(session: nox.Session, mcp: str) -> None:
             "pytest", "-q", "tests/differential", "-p", "no:cacheprovider", *posargs,
             env=env,
         )  # fmt: skip
+
+
+@nox.session(python=TOOL_PYTHON)
+def strict_properties(session: nox.Session) -> None:
+    """Every served strict schema accepts every instance of the author's
+    (hypothesis-jsonschema over the corpus and hand-written schemas)."""
+    session.install(".", MCP_MAJORS["mcp2"], *STRICT_PROPERTY_DEPS)
+    session.run("pytest", "-q", "tests/strict_properties", *session.posargs)
+
+
+@nox.session(python=TOOL_PYTHON)
+def strict_report(session: nox.Session) -> None:
+    """The corpus figures in docs/strict-mode.md: the SDK against its peers
+    (the Anthropic SDK's transform_schema, the OpenAI Agents SDK's
+    ensure_strict_json_schema), installed here only."""
+    session.install(".", MCP_MAJORS["mcp2"], *STRICT_REPORT_PEERS)
+    session.run("python", "tools/strict_report.py", "--write")
 
 
 @nox.session(python=TOOL_PYTHON)

@@ -20,6 +20,16 @@ TEST_DEPS = [
     "hypothesis==6.170.17; python_version >= '3.11'",
     "hypothesis==6.168.5; python_version < '3.11'",
 ]
+# The property test of served strict schemas: hypothesis-jsonschema 0.23.1
+# (the newest) needs a hypothesis that still has many.more() (<= 6.155).
+STRICT_PROPERTY_DEPS = [
+    "pytest==9.2.0",
+    "pytest-asyncio==1.5.0",
+    "hypothesis==6.155.2",
+    "hypothesis-jsonschema==0.23.1",
+]
+# Peers the strict report compares the SDK with (never runtime dependencies).
+STRICT_REPORT_PEERS = ["anthropic==2.15.0", "openai-agents==0.24.0"]
 UPSTREAM_TEST_DEPS = ["pytest==9.2.0", "anyio[trio]==4.16.0", "pytest-cov==7.1.0"]
 # Upstream's [examples] extra and the wheel recompressor, so that upstream's
 # suite skips only what needs a live service or the git checkout.

@@ -69,7 +69,11 @@ from ._internal.sessions import (
     list_subagents,
     list_subagents_from_store,
 )
-from ._internal.strict_schema import check_server_limits
+from ._internal.strict_schema import (
+    check_server_limits,
+    enforced_input_schema,
+    strict_argument_error,
+)
 from ._internal.tool_fields import (
     check_examples,
     check_tool_fields,
@@ -305,7 +309,8 @@ class SdkMcpTool(Generic[T]):
             else:
                 self._served = (self.input_schema, schema)
         self.input_examples, self.extra_fields = check_tool_fields(
-            self, None if schema is None else (lambda: schema)
+            self,
+            None if schema is None else (lambda: enforced_input_schema(self, schema)),
         )
 
 
@@ -316,7 +321,7 @@ def _served_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
         return served[1]  # type: ignore[no-any-return]
     schema = served_input_schema(tool_def, _build_input_schema(tool_def))
     if tool_def.input_examples:
-        check_examples(tool_def, schema)
+        check_examples(tool_def, enforced_input_schema(tool_def, schema))
     return schema
 
 
@@ -558,6 +563,13 @@ def _build_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
     # tool is listed exactly as before.
     faithful = tool_def.strict is True or tool_def.input_examples is not None
     if isinstance(tool_def.input_schema, dict):
+        kind = tool_def.input_schema.get("type", "object")
+        if faithful and isinstance(kind, (str, list)) and kind != "object":
+            raise ValueError(
+                f"Tool '{tool_def.name}': input_schema has the top-level type "
+                f"{kind!r}; a tool with strict=True or input_examples needs an "
+                "object schema, as a tool's input is a JSON object"
+            )
         warn_non_object(tool_def.name, tool_def.input_schema)
         if is_json_schema(tool_def.input_schema):
             return object_schema(tool_def.input_schema)
@@ -810,10 +822,16 @@ def create_sdk_mcp_server(
             else:
                 validator = validators.get(tool_name)
                 if validator is None:
+                    # A strict tool's calls are checked against the author's
+                    # constraints, also those served only in its description.
                     validator = validators[tool_name] = compile_validator(
-                        schemas[tool_name]
+                        enforced_input_schema(tool_def, schemas[tool_name])
                     )
-                error = argument_error(validator, arguments)
+                error = (
+                    strict_argument_error(validator, arguments)
+                    if tool_def.strict is True
+                    else argument_error(validator, arguments)
+                )
                 if error is not None:
                     return _tool_error_result(f"Input validation error: {error}")
                 result = await tool_def.handler(arguments)

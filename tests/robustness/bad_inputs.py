@@ -222,24 +222,24 @@ CASES = [
         ValueError,
     ),
     Case(
-        "strict-minimum",
+        "strict-not-min-length",
         STRICT,
-        "strict tool with `minimum`",
-        define(strict_schema(type="integer", minimum=1), strict=True),
+        "strict tool with `minLength` under `not` (moving it into words would narrow the schema)",
+        define(strict_schema(**{"not": {"minLength": 1}}), strict=True),
         ValueError,
     ),
     Case(
-        "strict-min-length",
+        "strict-oneof-lengths",
         STRICT,
-        "strict tool with `minLength`",
-        define(strict_schema(minLength=1), strict=True),
+        "strict tool with length bounds in `oneOf` branches",
+        define(strict_schema(oneOf=[{"maxLength": 3}, {"minLength": 5}]), strict=True),
         ValueError,
     ),
     Case(
-        "strict-lookahead",
+        "strict-array-root",
         STRICT,
-        "strict tool with a lookahead in `pattern`",
-        define(strict_schema(pattern=r"^(?!\s)"), strict=True),
+        "strict tool whose schema's root is an array",
+        define({"type": "array", "items": {"type": "string"}}, strict=True),
         ValueError,
     ),
     Case(
@@ -272,9 +272,9 @@ CASES = [
         ValueError,
     ),
     Case(
-        "strict-max-items",
+        "strict-contains",
         STRICT,
-        "strict tool with `maxItems`",
+        "strict tool with `contains`",
         define(
             {
                 "type": "object",
@@ -282,7 +282,7 @@ CASES = [
                     "terms": {
                         "type": "array",
                         "items": {"type": "string"},
-                        "maxItems": 5,
+                        "contains": {"const": "x"},
                     }
                 },
                 "required": ["terms"],

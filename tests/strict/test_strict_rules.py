@@ -151,8 +151,8 @@ RULE_PAIRS: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
         )
         for name, bad, good in (
             ("backreference", r"^(\d)\1$", r"^(\d)(\d)$"),
-            # (?<d>...) is ECMA-262 only: Python's re, which validates calls,
-            # cannot compile it, so the twin is refused too (schema_checks).
+            # (?<d>...) is ECMA-262 only; for strict tools the SDK validates
+            # with it translated to Python's (?P<d>...) (test_strict_transform).
             ("lookahead", r"^(?=[a-z])\w+$", r"^[a-z]\w*$"),
             ("negative-lookahead", r"^(?!tmp)\w+$", r"^tmp\w+$"),
             ("lookbehind", r"(?<=#)\w+", r"#\w+"),
@@ -175,11 +175,60 @@ RULE_PAIRS: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
 ]
 
 
+# Keywords the SDK serves in words and enforces on every call instead of
+# refusing (tests/strict/test_strict_transform.py): these pairs' "bad" schema
+# is accepted, so only the others are refused here.
+DESCRIBED = frozenset(
+    {
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "pattern",
+    }
+)
+REFUSED_PAIRS = [
+    pair for pair in RULE_PAIRS if pair[2].rsplit("/", 1)[1] not in DESCRIBED
+]
+DESCRIBED_PAIRS = [
+    pair for pair in RULE_PAIRS if pair[2].rsplit("/", 1)[1] in DESCRIBED
+]
+
+
 @strict_patch
 @pytest.mark.parametrize(
     ("bad", "path", "good"),
-    [pair[1:] for pair in RULE_PAIRS],
-    ids=[pair[0] for pair in RULE_PAIRS],
+    [pair[1:] for pair in DESCRIBED_PAIRS],
+    ids=[pair[0] for pair in DESCRIBED_PAIRS],
+)
+async def test_rule_the_sdk_can_check_is_served_in_words(
+    bad: dict[str, Any], path: str, good: dict[str, Any]
+) -> None:
+    accepted = strict_tool(bad, name="lookup")
+    [listed], _ = await serve(create_sdk_mcp_server("s", tools=[accepted]))
+    assert listed["strict"] is True
+    *where, keyword = path[2:].split("/")
+    held: Any = bad
+    served: Any = listed["inputSchema"]
+    for key in where:
+        index = int(key) if isinstance(held, list) else key
+        held, served = held[index], served[index]
+    assert keyword not in served
+    assert f"{keyword}: " in served["description"]
+    assert keyword in held  # the author's schema is not changed
+
+
+@strict_patch
+@pytest.mark.parametrize(
+    ("bad", "path", "good"),
+    [pair[1:] for pair in REFUSED_PAIRS],
+    ids=[pair[0] for pair in REFUSED_PAIRS],
 )
 async def test_rule_is_refused_with_its_path_and_its_twin_is_served(
     bad: dict[str, Any], path: str, good: dict[str, Any]
@@ -200,9 +249,10 @@ async def test_rule_is_refused_with_its_path_and_its_twin_is_served(
 def test_every_violation_is_listed_in_one_error() -> None:
     schema = closed(
         {
-            "age": {"type": "integer", "minimum": 0},
+            "age": {"type": "integer", "not": {"minimum": 0}},
             "name": _string(maxLength=40, pattern=r"\bx"),
-            "tags": {"type": "array", "items": _string(), "uniqueItems": True},
+            "tags": {"type": "array", "items": _string(), "contains": _string()},
+            "kind": {"oneOf": [_string(maxLength=3), _string(minLength=5)]},
             "meta": {"type": "object"},
         },
         additionalProperties=True,
@@ -213,10 +263,10 @@ def test_every_violation_is_listed_in_one_error() -> None:
     assert "Tool 'profile'" in message
     assert "(6 violations)" in message
     for path in (
-        "#/properties/age/minimum",
-        "#/properties/name/maxLength",
-        "#/properties/name/pattern",
-        "#/properties/tags/uniqueItems",
+        "#/properties/age/not/minimum",
+        "#/properties/tags/contains",
+        "#/properties/kind/oneOf/0/maxLength",
+        "#/properties/kind/oneOf/1/minLength",
         "#/properties/meta",
         "#/additionalProperties",
     ):

@@ -39,7 +39,7 @@ import pydantic_core
 import typing_extensions
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 
-from .strict_schema import find_strict_violations
+from .strict_schema import describe_constraints
 
 ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
 
@@ -47,22 +47,6 @@ ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
 # its keywords pydantic derived from constraints the model validates. Removed
 # from every schema before it is served.
 _ENFORCED = "x-claude-agent-sdk-enforced"
-
-# Keywords that strict mode cannot compile, in the order they are described.
-# ``minItems`` and ``pattern`` only for some values (see ``_unexpressible``).
-_DESCRIBED_ORDER = (
-    "minimum",
-    "exclusiveMinimum",
-    "maximum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "minItems",
-    "maxItems",
-    "uniqueItems",
-)
 
 # Schema keywords whose values are data, never schemas; not walked.
 _DATA_KEYWORDS = frozenset({"default", "enum", "const", "examples", "example"})
@@ -324,45 +308,22 @@ def _describe_enforced_constraints(schema: dict[str, Any]) -> None:
     model (a ``json_schema_extra`` that overrode it is not what the model
     enforces). It is appended to the description of the schema that held it,
     as ``{maximum: 50}`` after a blank line, the form ``transform_schema``
-    uses. The notes themselves are removed everywhere.
+    uses (``strict_schema.describe_constraints``, shared with JSON Schema
+    tools). The notes themselves are removed everywhere.
     """
     for node in _schema_nodes(schema):
         notes = node.pop(_ENFORCED, None)
         if not isinstance(notes, tuple):
             continue
         noted = dict(notes)
-        moved = {
-            key: node[key]
-            for key in _DESCRIBED_ORDER
-            if key in noted
-            and key in node
-            and _same_json(node[key], noted[key])
-            and _unexpressible(key, node[key])
-        }
-        if not moved:
-            continue
-        for key in moved:
-            del node[key]
-        words = "{" + ", ".join(f"{k}: {json.dumps(v)}" for k, v in moved.items()) + "}"
-        description = node.get("description")
-        node["description"] = (
-            f"{description}\n\n{words}"
-            if isinstance(description, str) and description
-            else words
+        describe_constraints(
+            node,
+            {
+                key
+                for key, value in noted.items()
+                if key in node and _same_json(node[key], value)
+            },
         )
-
-
-def _unexpressible(keyword: str, value: Any) -> bool:
-    """Whether strict mode refuses ``keyword`` with ``value``."""
-    if keyword == "minItems":
-        return not (
-            isinstance(value, int) and not isinstance(value, bool) and value in (0, 1)
-        )
-    if keyword == "pattern":
-        # Only backreferences, lookaround and word boundaries; the strict
-        # checks know which.
-        return bool(find_strict_violations({"pattern": value}))
-    return True
 
 
 def _same_json(a: Any, b: Any) -> bool:

@@ -30,6 +30,7 @@ import contextlib
 import json
 import math
 import re
+import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -40,6 +41,11 @@ import jsonschema
 import referencing
 import referencing.exceptions
 import referencing.jsonschema
+
+if sys.version_info >= (3, 11):
+    from typing import is_typeddict
+else:  # 3.10's does not recognize typing_extensions.TypedDict
+    from typing_extensions import is_typeddict
 
 MAX_SCHEMA_DEPTH = 128
 """Deepest JSON nesting (objects and arrays) accepted in a tool's schema.
@@ -638,12 +644,40 @@ def served_input_schema(tool_def: Any, schema: dict[str, Any]) -> dict[str, Any]
         isinstance(value, (str, int, float, bool, dict, list)) or value is None
         for value in declared.values()
     )
-    check_input_schema(
-        tool_def.name, schema, opted_in=opted_in(tool_def), written=written
+    if tool_def.strict is not True:
+        check_input_schema(
+            tool_def.name, schema, opted_in=opted_in(tool_def), written=written
+        )
+        return schema
+    # Imported here: strict_schema builds on this module.
+    from .strict_schema import (
+        format_violations,
+        python_patterns,
+        remember_enforced,
+        root_violations,
+        strict_input_schema,
     )
-    if tool_def.strict is True:
-        # Imported here: strict_schema builds on this module.
-        from .strict_schema import strict_input_schema
 
-        schema = strict_input_schema(tool_def.name, schema)
-    return schema
+    if written and "type" in declared:
+        # A JSON Schema whose root is not an object (read as shorthand
+        # otherwise, as upstream reads it) cannot be a strict tool's input.
+        problems = root_violations(declared)
+        if problems:
+            raise ValueError(format_violations(tool_def.name, problems))
+
+    # Checked with its patterns as Python's re will match them (a strict
+    # schema's ECMA-262 named groups are translated, not refused).
+    check_input_schema(
+        tool_def.name, python_patterns(schema), opted_in=True, written=written
+    )
+    # A JSON Schema, written or built from a dict of types or a TypedDict,
+    # is enforced by the SDK's validator, so what strict mode cannot express
+    # can be served in words. (A pydantic model describes what it enforces
+    # itself, and is validated by the model.)
+    served, enforced = strict_input_schema(
+        tool_def.name,
+        schema,
+        describe=isinstance(declared, dict) or is_typeddict(declared),
+    )
+    remember_enforced(tool_def, served, enforced)
+    return served

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -117,7 +117,9 @@ class StrictLimitExceeded:
         )
 
 
-def make_strict(schema: Any) -> tuple[Any, list[StrictViolation]]:
+def make_strict(
+    schema: Any, *, describe: bool = False
+) -> tuple[Any, list[StrictViolation]]:
     """Return the schema to serve for a strict tool, and every rule it breaks.
 
     The result is a copy (the caller's schema is never changed) in which each
@@ -125,19 +127,308 @@ def make_strict(schema: Any) -> tuple[Any, list[StrictViolation]]:
     ``additionalProperties: false``, closed over every property name declared
     for the instances it meets: its own ``properties`` plus those of the
     ``anyOf``/``oneOf``/``allOf`` branches, ``$ref`` targets,
-    ``if``/``then``/``else`` and ``dependentSchemas`` applied with it (a name
-    it lacks is added as ``{}``). So an input that is valid against the
+    ``if``/``then``/``else`` and ``dependentSchemas`` applied with it, and
+    the names its ``required`` and ``dependentRequired`` speak of (a name it
+    lacks is added as ``{}``). So an input that is valid against the
     author's schema and uses only declared names is valid against the served
     one. Objects evaluated negated (``not``, an ``if`` condition) whose
     enclosing object is not closed, objects with ``unevaluatedProperties``
-    and objects with no declared names are left as they are and reported,
-    like every other rule.
+    and objects other than the root with no declared names are left as they
+    are and reported, like every other rule. Only what the root can reach is
+    checked and served: a ``$defs`` entry no reference reaches is dropped.
+
+    With ``describe``, the constraints strict mode cannot compile but a
+    validator can check (``DESCRIBED_KEYWORDS``) move into the description
+    of the schema that held them instead of being reported; see
+    ``strict_schemas``, which also returns the schema to validate with.
+    """
+    forms = strict_schemas(schema, describe=describe)
+    return forms.served, forms.violations
+
+
+@dataclass(frozen=True)
+class StrictSchemas:
+    """The two forms of a strict tool's input schema."""
+
+    served: Any
+    """What is listed, and compiled into the grammar: closed, and with the
+    constraints strict mode cannot compile moved into descriptions."""
+
+    enforced: Any
+    """What every call is validated against: the author's schema with the
+    same closing and the same pruned ``$defs``, every constraint kept, and
+    ECMA-262 patterns written for Python's ``re`` (``python_pattern``)."""
+
+    violations: list[StrictViolation]
+    """Every rule ``served`` still breaks; the tool is refused if any."""
+
+
+def strict_schemas(schema: Any, *, describe: bool = True) -> StrictSchemas:
+    """The served and enforced forms of a strict tool's ``schema``.
+
+    ``describe`` is for schemas validated with ``enforced`` (JSON Schema
+    dicts and Python types): what strict mode cannot express there is
+    served in words, and still checked on every call. A pydantic model's
+    schema is described by the model's own path, for what the model
+    enforces, and is not described again here.
     """
     document, problems = _as_json(schema)
     if problems:
-        return schema, problems
+        return StrictSchemas(schema, schema, problems)
+    root_problems = root_violations(document)
+    _drop_unreached_definitions(document)
     index = _close_objects(document)
-    return document, _violations(index)
+    enforced = python_patterns(document)
+    violations = root_problems
+    if describe and not index.graph.too_complex:
+        widening = _widening_unsafe(index.graph)
+        for node in index.nodes:
+            if isinstance(node.value, dict) and node.path not in widening:
+                describe_constraints(node.value)
+        pointers = {
+            _pointer((*path, key)) for path in widening for key in DESCRIBED_KEYWORDS
+        }
+        violations += [
+            StrictViolation(violation.path, violation.rule + _NOT_DESCRIBED)
+            if violation.path in pointers
+            else violation
+            for violation in _violations(index)
+        ]
+    else:
+        violations += _violations(index)
+    return StrictSchemas(document, enforced, violations)
+
+
+_NOT_DESCRIBED = (
+    " (it is not moved into the description here: under not, in an if "
+    "condition or in a oneOf branch, a schema that accepts more makes the "
+    "schema around it accept less)"
+)
+
+
+# --- what the root reaches ----------------------------------------------------
+
+# Subschemas where accepting more (a constraint moved into words) makes the
+# schema holding them accept less: a negation, an if condition, and a oneOf
+# branch (two branches that both match fail oneOf).
+_NARROWING = frozenset({"not", "if", "oneOf"})
+
+
+def _reached(graph: SchemaGraph) -> dict[Path, bool]:
+    """Every position validation can reach from the root, without entering
+    ``$defs`` except through a reference, with whether it is only reached
+    where widening it is safe (never under ``not``, ``if`` or ``oneOf``)."""
+    nodes = graph.nodes
+    reached: dict[Path, bool] = {}
+    stack: list[tuple[Path, bool]] = [((), True)]
+    while stack:
+        path, safe = stack.pop()
+        before = reached.get(path)
+        if before is not None and (before is False or before == safe):
+            continue
+        reached[path] = safe if before is None else False
+        safe = reached[path]
+        value = nodes.get(path)
+        if not isinstance(value, dict):
+            continue
+        for target in graph.targets.get(path, ()):
+            stack.append((target, safe))
+        for child, keyword, _ in subschemas(value, path):
+            if keyword not in _DEFINITIONS:
+                stack.append((child, safe and keyword not in _NARROWING))
+    return reached
+
+
+def _widening_unsafe(graph: SchemaGraph) -> set[Path]:
+    """Positions where a constraint may not move into the description."""
+    reached = _reached(graph)
+    return {path for path in graph.nodes if not reached.get(path, False)}
+
+
+def _drop_unreached_definitions(document: Any) -> None:
+    """Remove each ``$defs``/``definitions`` entry no reference reaches.
+
+    Nothing in them can apply to an input, so they are neither checked nor
+    served. A schema whose references could not all be followed (too many
+    positions, ``$dynamicRef``) is left whole.
+    """
+    if not isinstance(document, dict):
+        return
+    graph = SchemaGraph.build(document)
+    if graph.too_complex or any(
+        reference.keyword != "$ref" for reference in graph.references
+    ):
+        return
+    kept = {
+        reached[:length]
+        for reached in _reached(graph)
+        for length in range(len(reached) + 1)
+    }
+    entries = [
+        path for path in graph.nodes if len(path) >= 2 and path[-2] in _DEFINITIONS
+    ]
+    # Deepest first, so an entry inside a dropped one is gone with it.
+    for path in sorted(entries, key=len, reverse=True):
+        if path in kept:
+            continue
+        holder: Any = document
+        for key in path[:-2]:
+            holder = holder[key]
+        definitions = holder.get(path[-2])
+        if isinstance(definitions, dict):
+            definitions.pop(path[-1], None)
+            if not definitions:
+                del holder[path[-2]]
+
+
+def root_violations(document: Any) -> list[StrictViolation]:
+    """A root that is not an object: the API's tools take an object."""
+    if isinstance(document, dict):
+        declared = document.get("type", "object")
+        if declared == "object" or declared == ["object"]:
+            return []
+        found = json.dumps(declared)
+    else:
+        found = json.dumps(document)
+    return [
+        StrictViolation(
+            "#",
+            f"the root of a strict tool's input schema must be an object "
+            f'("type": "object", found {found}); the Messages API takes a '
+            "tool's input as a JSON object of named arguments",
+        )
+    ]
+
+
+# --- moving constraints into descriptions -------------------------------------------
+
+DESCRIBED_KEYWORDS = (
+    "minimum",
+    "exclusiveMinimum",
+    "maximum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+)
+"""Keywords strict mode cannot compile (``minItems`` and ``pattern`` for some
+values) that move into a description, in the order they are written there."""
+
+
+def unexpressible(keyword: str, value: Any) -> bool:
+    """Whether strict mode refuses ``keyword`` with ``value``."""
+    if keyword == "minItems":
+        return not _is_zero_or_one(value)
+    if keyword == "pattern":
+        # Only backreferences, lookaround and word boundaries.
+        return not isinstance(value, str) or bool(_unsupported_regex_constructs(value))
+    return keyword in DESCRIBED_KEYWORDS
+
+
+def describe_constraints(
+    schema: dict[str, Any], keywords: Collection[str] | None = None
+) -> dict[str, Any]:
+    """Move what strict mode cannot compile from ``schema`` into its description.
+
+    Each of ``DESCRIBED_KEYWORDS`` (only those in ``keywords``, if given)
+    that strict mode refuses with its value is removed from ``schema`` and
+    written after a blank line at the end of its ``description`` as
+    ``{minimum: 1, maximum: 50}``, the form the Anthropic Python SDK's
+    ``transform_schema`` uses. ``uniqueItems: false`` says nothing and is
+    just removed. Returns what was moved.
+    """
+    moved = {
+        key: schema[key]
+        for key in DESCRIBED_KEYWORDS
+        if key in schema
+        and (keywords is None or key in keywords)
+        and unexpressible(key, schema[key])
+    }
+    for key in moved:
+        del schema[key]
+    words = {
+        key: value
+        for key, value in moved.items()
+        if not (key == "uniqueItems" and value is False)
+    }
+    if words:
+        text = "{" + ", ".join(f"{k}: {json.dumps(v)}" for k, v in words.items()) + "}"
+        description = schema.get("description")
+        schema["description"] = (
+            f"{description}\n\n{text}"
+            if isinstance(description, str) and description
+            else text
+        )
+    return moved
+
+
+# --- patterns for Python's re -------------------------------------------------------
+
+
+def python_pattern(pattern: str) -> str:
+    """An ECMA-262 ``pattern`` written for Python's ``re``, as far as needed.
+
+    Named groups ``(?<name>...)`` become ``(?P<name>...)`` and named
+    backreferences ``\\k<name>`` become ``(?P=name)``; character classes and
+    escapes are left alone. Everything else is already the same in both.
+    """
+    out: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            if not in_class and pattern.startswith("\\k<", i):
+                end = pattern.find(">", i + 3)
+                if end != -1:
+                    out.append(f"(?P={pattern[i + 3 : end]})")
+                    i = end + 1
+                    continue
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif (
+            pattern.startswith("(?<", i)
+            and not pattern.startswith("(?<=", i)
+            and not pattern.startswith("(?<!", i)
+        ):
+            out.append("(?P<")
+            i += 3
+            continue
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def python_patterns(schema: Any) -> Any:
+    """A copy of ``schema`` with every ``pattern`` and ``patternProperties``
+    name written for Python's ``re`` (``python_pattern``)."""
+    if shape_problems(schema):
+        return schema  # reported as it is
+    try:
+        copy = json.loads(json.dumps(schema))
+    except (TypeError, ValueError, RecursionError):
+        return schema
+    for node in _walk(copy):
+        value = node.value
+        if not isinstance(value, dict):
+            continue
+        if isinstance(value.get("pattern"), str):
+            value["pattern"] = python_pattern(value["pattern"])
+        names = value.get("patternProperties")
+        if isinstance(names, dict):
+            value["patternProperties"] = {
+                python_pattern(name): sub for name, sub in names.items()
+            }
+    return copy
 
 
 def find_strict_violations(schema: Any) -> list[StrictViolation]:
@@ -420,10 +711,8 @@ class _SchemaIndex:
             declared = names.setdefault(find(group), set())
             for path, _ in group_members:
                 value = nodes.get(path)
-                if isinstance(value, dict) and isinstance(
-                    value.get("properties"), dict
-                ):
-                    declared.update(value["properties"])
+                if isinstance(value, dict):
+                    declared.update(_declared_names(value))
 
         def anchored(group: int) -> bool:
             root, context = roots[group]
@@ -446,6 +735,30 @@ class _SchemaIndex:
 
 def _pointer(path: Path) -> str:
     return pointer(path)
+
+
+def _declared_names(schema: dict[str, Any]) -> Iterator[str]:
+    """Property names ``schema`` declares for its instance.
+
+    Its ``properties``, and the names ``required``, ``dependentRequired``
+    (and draft 7's list-valued ``dependencies``) speak of: a name that is
+    required but not in ``properties`` must be declared once the object is
+    closed, or no input could satisfy the closed object.
+    """
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        yield from properties
+    required = schema.get("required")
+    if isinstance(required, list):
+        yield from (name for name in required if isinstance(name, str))
+    for keyword in ("dependentRequired", "dependencies"):
+        dependencies = schema.get(keyword)
+        if not isinstance(dependencies, dict):
+            continue
+        for name, names in dependencies.items():
+            if isinstance(names, list):
+                yield name
+                yield from (other for other in names if isinstance(other, str))
 
 
 def _is_object_schema(schema: dict[str, Any]) -> bool:
@@ -485,7 +798,12 @@ def _close_objects(document: Any) -> _SchemaIndex:
             continue
         properties = schema.get("properties", {})
         names = index.names_for(node.path)
-        if not isinstance(properties, dict) or not ("properties" in schema or names):
+        # The root object with no declared names is a tool without
+        # arguments: closed, it accepts {} as the author meant. Anywhere
+        # else such an object is a free-form map, which is refused.
+        if not isinstance(properties, dict) or not (
+            "properties" in schema or names or node.path == ()
+        ):
             continue
         for name in sorted(names - properties.keys()):
             properties[name] = {}
@@ -743,18 +1061,72 @@ def _count_parameters(schema: Any) -> tuple[int, int]:
     return optional, unions
 
 
-def strict_input_schema(tool_name: str, schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema a ``strict=True`` tool is served with: ``schema``, closed.
+def strict_input_schema(
+    tool_name: str, schema: dict[str, Any], *, describe: bool = False
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The schema a ``strict=True`` tool is served with, and the one it enforces.
 
     Held to strict mode's rules on the SDK's side, because the API answers a
     strict schema it cannot compile with a 400 on some later turn. What is
-    served is the normalized copy, so examples, listing and calls agree.
+    served is the normalized copy (with ``describe``, the constraints strict
+    mode cannot compile moved into descriptions); what calls and examples
+    are validated against is the same copy with every constraint kept
+    (``strict_schemas``).
     """
-    strict_schema, violations = make_strict(schema)
-    if violations:
-        raise ValueError(format_violations(tool_name, violations))
-    served: dict[str, Any] = strict_schema
+    forms = strict_schemas(schema, describe=describe)
+    if forms.violations:
+        raise ValueError(format_violations(tool_name, forms.violations))
+    served: dict[str, Any] = forms.served
+    enforced: dict[str, Any] = forms.enforced
+    return served, enforced
+
+
+_ENFORCED_ATTRIBUTE = "_strict_enforced_input_schema"
+
+
+def remember_enforced(tool_def: Any, served: Any, enforced: Any) -> None:
+    """Keep, on ``tool_def``, the schema its calls are validated against."""
+    object.__setattr__(tool_def, _ENFORCED_ATTRIBUTE, (served, enforced))
+
+
+def enforced_input_schema(tool_def: Any, served: dict[str, Any]) -> dict[str, Any]:
+    """The schema ``tool_def``'s calls are validated against, ``served`` being
+    the one it is listed with: for a strict tool, the author's schema with
+    every constraint (``strict_schemas``); for any other tool ``served``."""
+    remembered = getattr(tool_def, _ENFORCED_ATTRIBUTE, None)
+    if (
+        isinstance(remembered, tuple)
+        and len(remembered) == 2
+        and (remembered[0] is served or remembered[0] == served)
+    ):
+        enforced: dict[str, Any] = remembered[1]
+        return enforced
     return served
+
+
+def strict_argument_error(validator: Any, arguments: Any) -> str | None:
+    """What is wrong with a strict tool's ``arguments``, naming field and rule.
+
+    The message jsonschema gives for its best match, then where
+    (``page``, ``filters.tags[2]``) and which keyword with which value:
+    ``0 is less than the minimum of 1 (at page: minimum 1)``.
+    """
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
+    if error is None:
+        return None
+    where = ""
+    for part in error.absolute_path:
+        where += (
+            f"[{part}]"
+            if isinstance(part, int)
+            else (f".{part}" if where else str(part))
+        )
+    rule = str(error.validator)
+    if not isinstance(error.validator_value, dict | list) or rule == "required":
+        rule += f" {json.dumps(error.validator_value)}"
+    return f"{error.message} (at {where or 'the arguments'}: {rule})"
 
 
 def check_server_limits(

@@ -1,0 +1,322 @@
+"""How many real MCP tool schemas become strict, with the SDK and with peers.
+
+Over ``tests/data/mcp_corpus.json`` (tool input schemas listed from published
+MCP servers, see ``tools/mcp_corpus.py``), each tool is tried three ways:
+
+- **SDK**: ``tool(name, description, inputSchema, strict=True)``, the path an
+  SDK tool written as a JSON Schema dict takes. It counts as strict when the
+  definition is accepted (not refused with a ``ValueError``/``TypeError``) and
+  the schema it serves obeys strict mode's rules
+  (``strict_schema.find_strict_violations``).
+- **Anthropic SDK**: ``anthropic.lib._parse._transform.transform_schema``
+  (what ``messages.parse()`` uses), as a peer.
+- **OpenAI Agents SDK**: ``agents.strict_schema.ensure_strict_json_schema``,
+  as a peer (it targets OpenAI's strict mode, whose rules differ).
+
+A peer's result counts as strict when the peer does not raise and its result
+obeys the same rules. It is also counted as *lossy* when the author's schema
+has an open object the root can reach (``additionalProperties`` true or a
+schema, an object without properties below the root, or
+``unevaluatedProperties`` other than false): a result that obeys the rules
+must have closed it, so it refuses inputs the author's schema accepts. The
+SDK refuses those instead (its figure is never lossy).
+
+    python tools/strict_report.py            # print the figures
+    python tools/strict_report.py --write    # write them into docs/strict-mode.md
+    python tools/strict_report.py --check    # the SDK column of the docs is current
+
+The peers are not runtime dependencies of the SDK: install them only in the
+venv that runs this report (``pip install anthropic openai-agents``). Without
+them, their columns read "not installed", and ``--write`` refuses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import importlib
+import importlib.metadata
+import json
+import sys
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: make `tools` importable
+    sys.path.insert(0, str(ROOT))
+
+from tools.doc_blocks import read_block, write_block  # noqa: E402
+
+CORPUS = ROOT / "tests" / "data" / "mcp_corpus.json"
+DOC = ROOT / "docs" / "strict-mode.md"
+BLOCK = "strict-corpus"
+
+PEERS = {
+    "anthropic": ("anthropic", "Anthropic SDK `transform_schema`"),
+    "openai": ("openai-agents", "OpenAI Agents SDK `ensure_strict_json_schema`"),
+}
+
+# Substrings of the strict checks' rules that mean "an open object".
+_OPEN_OBJECT_RULES = (
+    "additionalProperties must be false",
+    "object declares no properties",
+    "unevaluatedProperties leaves the object open",
+)
+
+
+@dataclass(frozen=True)
+class CorpusTool:
+    server: str
+    version: str
+    name: str
+    schema: dict[str, Any]
+
+
+@dataclass
+class Outcome:
+    strict: bool
+    reason: str = ""
+    """Why not: the first violation, or the exception."""
+    lossy: bool = False
+
+
+@dataclass
+class Figures:
+    tools: list[CorpusTool]
+    outcomes: dict[str, list[Outcome | None]] = field(default_factory=dict)
+    """Per way ("sdk", "anthropic", "openai"): one outcome per tool, None
+    when that way is not installed."""
+
+    def count(self, way: str, tools: Iterable[int] | None = None) -> int | None:
+        outcomes = self.outcomes[way]
+        chosen = range(len(outcomes)) if tools is None else tools
+        picked = [outcomes[i] for i in chosen]
+        if any(outcome is None for outcome in picked):
+            return None
+        return sum(1 for outcome in picked if outcome is not None and outcome.strict)
+
+    def lossy(self, way: str) -> int | None:
+        outcomes = self.outcomes[way]
+        if any(outcome is None for outcome in outcomes):
+            return None
+        return sum(1 for o in outcomes if o is not None and o.strict and o.lossy)
+
+
+def load_corpus(path: Path = CORPUS) -> list[CorpusTool]:
+    data = json.loads(path.read_text("utf-8"))
+    return [
+        CorpusTool(
+            server["name"], server["version"], entry["name"], entry["inputSchema"]
+        )
+        for server in data["servers"]
+        for entry in server["tools"]
+    ]
+
+
+def _violations(schema: Any) -> list[Any]:
+    from claude_agent_sdk._internal.strict_schema import find_strict_violations
+
+    return find_strict_violations(schema)
+
+
+def open_object(schema: dict[str, Any]) -> bool:
+    """Whether the root of ``schema`` reaches an open object (see the module doc)."""
+    from claude_agent_sdk._internal.strict_schema import make_strict
+
+    _, violations = make_strict(schema)
+    return any(
+        any(words in violation.rule for words in _OPEN_OBJECT_RULES)
+        for violation in violations
+    )
+
+
+async def _noop(args: dict[str, Any]) -> dict[str, Any]:
+    return {"content": []}
+
+
+def sdk_outcome(entry: CorpusTool) -> Outcome:
+    """The SDK's path: ``tool(..., strict=True)`` with the schema as a dict."""
+    from claude_agent_sdk import _build_input_schema, tool
+    from claude_agent_sdk._internal.schema_checks import served_input_schema
+
+    schema = copy.deepcopy(entry.schema)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            defined = tool(entry.name, "d", schema, strict=True)(_noop)
+            served = served_input_schema(defined, _build_input_schema(defined))
+        except (ValueError, TypeError) as e:
+            lines = str(e).splitlines()
+            return Outcome(
+                False, lines[1].strip("- ").strip() if len(lines) > 1 else lines[0]
+            )
+    problems = _violations(served)
+    if problems:
+        return Outcome(False, f"served schema breaks a rule: {problems[0]}")
+    return Outcome(True)
+
+
+def _peer_outcome(
+    transform: Callable[[dict[str, Any]], dict[str, Any]], entry: CorpusTool
+) -> Outcome:
+    schema = copy.deepcopy(entry.schema)
+    try:
+        result = transform(schema)
+    except Exception as e:  # each peer raises its own kinds
+        return Outcome(False, f"{type(e).__name__}: {e}".splitlines()[0])
+    problems = _violations(result)
+    if problems:
+        return Outcome(False, f"result breaks a rule: {problems[0]}")
+    return Outcome(True, lossy=open_object(entry.schema))
+
+
+# Where each peer's transform lives; imported by name, so that neither is
+# needed (nor type-checked) outside the report's venv.
+_TRANSFORMS = {
+    "anthropic": ("anthropic.lib._parse._transform", "transform_schema"),
+    "openai": ("agents.strict_schema", "ensure_strict_json_schema"),
+}
+
+
+def peer(name: str) -> Callable[[CorpusTool], Outcome] | None:
+    """The outcome function of peer ``name``, or None if it is not installed."""
+    module_name, function = _TRANSFORMS[name]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return None
+    transform: Callable[[dict[str, Any]], dict[str, Any]] = getattr(module, function)
+
+    def outcome(entry: CorpusTool) -> Outcome:
+        return _peer_outcome(transform, entry)
+
+    return outcome
+
+
+def measure(tools: Sequence[CorpusTool]) -> Figures:
+    figures = Figures(list(tools))
+    figures.outcomes["sdk"] = [sdk_outcome(entry) for entry in tools]
+    for name in PEERS:
+        outcome = peer(name)
+        figures.outcomes[name] = [
+            None if outcome is None else outcome(entry) for entry in tools
+        ]
+    return figures
+
+
+def _version(distribution: str) -> str:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _cell(value: int | None) -> str:
+    return "not installed" if value is None else str(value)
+
+
+def render(figures: Figures) -> str:
+    """The Markdown block written into docs/strict-mode.md."""
+    tools = figures.tools
+    total = len(tools)
+    servers: dict[str, list[int]] = {}
+    for index, entry in enumerate(tools):
+        servers.setdefault(f"{entry.server} {entry.version}", []).append(index)
+    lines = [
+        f"Measured by `tools/strict_report.py` over `tests/data/mcp_corpus.json` "
+        f"({total} tools from {len(servers)} published MCP servers); peers: "
+        + ", ".join(
+            f"`{distribution}` {_version(distribution)}"
+            for distribution, _ in PEERS.values()
+        )
+        + ".",
+        "",
+        "| | tools made strict | of which close an open object (lossy) |",
+        "|---|---|---|",
+        f"| SDK (`strict=True`, JSON Schema dict) | **{figures.count('sdk')} of "
+        f"{total}** | {figures.lossy('sdk')} |",
+    ]
+    for name, (_, title) in PEERS.items():
+        lines.append(
+            f"| {title} | {_cell(figures.count(name))} of {total} | "
+            f"{_cell(figures.lossy(name))} |"
+        )
+    lines += [
+        "",
+        "| server | tools | SDK | Anthropic SDK | OpenAI Agents SDK |",
+        "|---|---|---|---|---|",
+    ]
+    for server, indices in servers.items():
+        lines.append(
+            f"| {server} | {len(indices)} | {_cell(figures.count('sdk', indices))} | "
+            f"{_cell(figures.count('anthropic', indices))} | "
+            f"{_cell(figures.count('openai', indices))} |"
+        )
+    reasons = Counter(
+        _kind(outcome.reason)
+        for outcome in figures.outcomes["sdk"]
+        if outcome is not None and not outcome.strict
+    )
+    if reasons:
+        lines += [
+            "",
+            "Why the SDK refuses the others (first violation of each tool):",
+            "",
+        ]
+        lines += [f"- {kind}: {n}" for kind, n in reasons.most_common()]
+    return "\n".join(lines)
+
+
+def _kind(reason: str) -> str:
+    """A refusal reason without its JSON Pointer, for counting."""
+    _, _, rule = reason.partition(": ")
+    rule = rule or reason
+    for sep in (" (found", "; ", " ('"):
+        rule = rule.split(sep)[0]
+    return rule
+
+
+def sdk_line(figures: Figures) -> str:
+    return render(figures).splitlines()[4]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--write", action="store_true", help="write docs/strict-mode.md")
+    group.add_argument(
+        "--check", action="store_true", help="the docs' SDK figure is current"
+    )
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--doc", type=Path, default=DOC)
+    args = parser.parse_args(argv)
+    figures = measure(load_corpus(args.corpus))
+    block = render(figures)
+    if args.check:
+        written = read_block(args.doc, BLOCK)
+        line = sdk_line(figures)
+        if line not in written.splitlines():
+            print(
+                f"{args.doc} is stale: expected {line!r}; run --write", file=sys.stderr
+            )
+            return 1
+        return 0
+    if args.write:
+        if any(outcome is None for way in PEERS for outcome in figures.outcomes[way]):
+            print(
+                "--write needs the peers installed: pip install anthropic "
+                "openai-agents",
+                file=sys.stderr,
+            )
+            return 1
+        write_block(args.doc, BLOCK, block)
+    print(block)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
