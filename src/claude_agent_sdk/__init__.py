@@ -3,7 +3,6 @@
 import logging
 import sys
 import types as builtin_types
-import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import (

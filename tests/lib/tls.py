@@ -118,6 +118,12 @@ def host_certificate(directory: Path, host: str) -> HostCertificate:
             ),
             critical=True,
         )
+        # Key identifiers, which strict X.509 verification (Python 3.13's
+        # default) requires.
+        .add_extension(
+            x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()),
+            critical=False,
+        )
         .sign(ca_key, hashes.SHA256())
     )
     key = ec.generate_private_key(ec.SECP256R1())
@@ -131,6 +137,10 @@ def host_certificate(directory: Path, host: str) -> HostCertificate:
         .not_valid_after(now + datetime.timedelta(days=1))
         .add_extension(
             x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False
+        )
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
+            critical=False,
         )
         .sign(ca_key, hashes.SHA256())
     )

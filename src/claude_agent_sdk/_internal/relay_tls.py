@@ -82,6 +82,12 @@ class SessionCA:
                 ),
                 critical=True,
             )
+            # Key identifiers: required by strict X.509 verification (the
+            # default of Python 3.13's ssl and of other strict clients).
+            .add_extension(
+                x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()),
+                critical=False,
+            )
             .sign(ca_key, hashes.SHA256())
         )
         leaf_key = ec.generate_private_key(ec.SECP256R1())
@@ -101,6 +107,14 @@ class SessionCA:
             )
             .add_extension(
                 x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
+            )
+            .add_extension(
+                x509.SubjectKeyIdentifier.from_public_key(leaf_key.public_key()),
+                critical=False,
+            )
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
+                critical=False,
             )
             .sign(ca_key, hashes.SHA256())
         )
