@@ -563,11 +563,13 @@ def _build_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
     faithful = tool_def.strict is True or tool_def.input_examples is not None
     if isinstance(tool_def.input_schema, dict):
         kind = tool_def.input_schema.get("type", "object")
-        if faithful and isinstance(kind, (str, list)) and kind != "object":
+        # (A strict tool's root is held to strict mode's rules instead.)
+        examples_only = faithful and tool_def.strict is not True
+        if examples_only and isinstance(kind, (str, list)) and kind != "object":
             raise ValueError(
                 f"Tool '{tool_def.name}': input_schema has the top-level type "
-                f"{kind!r}; a tool with strict=True or input_examples needs an "
-                "object schema, as a tool's input is a JSON object"
+                f"{kind!r}; a tool with input_examples needs an object schema, "
+                "as a tool's input is a JSON object"
             )
         warn_non_object(tool_def.name, tool_def.input_schema)
         if is_json_schema(tool_def.input_schema):
