@@ -134,7 +134,13 @@ async def test_a_call_outside_the_authors_rules_is_an_error_the_handler_never_se
 
 @strict_patch
 def test_input_examples_are_held_to_the_authors_rules() -> None:
-    _recording_tool(SEARCH, input_examples=[{"query": "ok", "page": 2}])
+    from claude_agent_sdk import _build_input_schema
+    from claude_agent_sdk._internal.schema_checks import served_input_schema
+
+    search, _ = _recording_tool(SEARCH, input_examples=[{"query": "ok", "page": 2}])
+    # Served without the bound (in words), yet an example breaking it is refused.
+    page = served_input_schema(search, _build_input_schema(search))["properties"]["page"]
+    assert "minimum" not in page, page
     with pytest.raises(ValueError, match=r"input_examples\[0\]"):
         _recording_tool(SEARCH, input_examples=[{"query": "ok", "page": 0}])
 
