@@ -139,7 +139,9 @@ def test_input_examples_are_held_to_the_authors_rules() -> None:
 
     search, _ = _recording_tool(SEARCH, input_examples=[{"query": "ok", "page": 2}])
     # Served without the bound (in words), yet an example breaking it is refused.
-    page = served_input_schema(search, _build_input_schema(search))["properties"]["page"]
+    page = served_input_schema(search, _build_input_schema(search))["properties"][
+        "page"
+    ]
     assert "minimum" not in page, page
     with pytest.raises(ValueError, match=r"input_examples\[0\]"):
         _recording_tool(SEARCH, input_examples=[{"query": "ok", "page": 0}])
