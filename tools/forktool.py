@@ -246,10 +246,12 @@ def check_dependencies() -> list[str]:
 
 
 def write_pull_requests(dest: Path) -> list[Path]:
-    """Write each patch's pull-request body as Markdown (``NNNN.md``) into ``dest``."""
+    """Write each upstream-track patch's pull-request body (``NNNN.md``) into ``dest``."""
     dest.mkdir(parents=True, exist_ok=True)
     written = []
-    for patch in series():
+    for old in dest.glob("*.md"):
+        old.unlink()
+    for patch in tracks()["upstream"]:
         subject, _, body = patch_message(patch).partition("\n")
         target = dest / f"{patch.name.split('-', 1)[0]}.md"
         target.write_text(f"# {subject}\n\n{body.strip()}\n", "utf-8")
@@ -552,11 +554,12 @@ def _commit_for(work: Path, which: str) -> str:
 def write_patches(work: Path, slugs: list[str] | None = None) -> None:
     """``git format-patch`` the work repository's commits into patches/.
 
-    A patch keeps its file name (``NNNN-<slug>.patch``) from one export to
-    the next, since tests name patches by slug; a patch new to the series is
-    named from ``slugs`` in order, or else from its subject as git would.
+    A patch keeps its slug (``NNNN-<slug>.patch``) from one export to the
+    next, matched by subject, since tests name patches by slug; its number is
+    its place in the series. A patch new to the series is named from
+    ``slugs`` in order, or else from its subject as git would.
     """
-    old_names = [p.name for p in series()]
+    old_slugs = {_subject(p): patch_slug(p) for p in series()}
     new_slugs = list(slugs or [])
     with tempfile.TemporaryDirectory() as tmp:
         git(
@@ -567,29 +570,65 @@ def write_patches(work: Path, slugs: list[str] | None = None) -> None:
         produced = sorted(Path(tmp).glob("*.patch"))
         names = []
         for index, patch in enumerate(produced):
-            if index < len(old_names):
-                names.append(old_names[index])
-            elif new_slugs:
-                names.append(f"{index + 1:04d}-{new_slugs.pop(0)}.patch")
-            else:
-                names.append(patch.name)
+            slug = old_slugs.get(_subject(patch))
+            if slug is None and new_slugs:
+                slug = new_slugs.pop(0)
+            if slug is None:
+                slug = patch_slug(patch).removesuffix(".patch")
+            names.append(f"{index + 1:04d}-{slug}.patch")
         PATCHES.mkdir(exist_ok=True)
         for old in PATCHES.glob("*.patch"):
             old.unlink()
         for patch, name in zip(produced, names, strict=True):
             shutil.copy2(patch, PATCHES / name)
-        header = (
-            "# Applied in order with `git am` to upstream's PyPI sdist (see README).\n"
-            "# Each patch applies alone to pristine upstream, or on pristine plus the\n"
-            "# patches its `Depends-on:` line names (forktool depends checks it).\n"
-        )
-        lines = []
-        for name in names:
-            if "fork-only" in patch_message(PATCHES / name).splitlines()[0]:
-                # Kept in the fork; not proposed upstream (its message says why).
-                lines.append(f"# fork-only, not proposed upstream: {name}\n")
-            lines.append(f"{name}\n")
-        SERIES.write_text(header + "".join(lines), "utf-8")
+        SERIES.write_text(series_text(names), "utf-8")
+
+
+SERIES_HEADER = """\
+# Applied in order with `git am` to upstream's PyPI sdist (see README).
+# Each patch applies alone to pristine upstream, or on pristine plus the
+# patches its `Depends-on:` line names (forktool depends checks it).
+"""
+TRACK_HEADERS = {
+    "upstream": (
+        "# == upstream track: pull requests for anthropics/claude-agent-sdk-python,\n"
+        "# each mergeable unchanged; each depends on upstream-track patches only.\n"
+    ),
+    "fork": (
+        "# == fork track: kept in this fork, not proposed upstream (each message\n"
+        "# says `Track: fork`); may depend on any earlier patch.\n"
+    ),
+}
+
+
+def series_text(names: list[str]) -> str:
+    """``patches/series`` for ``names``: the upstream track, then the fork track."""
+    lines, current = [SERIES_HEADER], None
+    for name in names:
+        track = patch_track(PATCHES / name)
+        if track != current:
+            lines.append(TRACK_HEADERS[track])
+            current = track
+        lines.append(f"{name}\n")
+    return "".join(lines)
+
+
+def patch_track(patch: Path) -> str:
+    """``"fork"`` for a patch whose message says ``Track: fork``, else ``"upstream"``."""
+    message = patch_message(patch)
+    return "fork" if "\nTrack: fork\n" in f"\n{message}" else "upstream"
+
+
+def tracks() -> dict[str, list[Path]]:
+    """The series split into its two tracks, in order."""
+    split: dict[str, list[Path]] = {"upstream": [], "fork": []}
+    for patch in series():
+        split[patch_track(patch)].append(patch)
+    return split
+
+
+def _subject(patch: Path) -> str:
+    return patch_message(patch).split("\n", 1)[0]
 
 
 def rebase_trial(version: str, dest: Path) -> Tree:

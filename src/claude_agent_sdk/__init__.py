@@ -395,21 +395,15 @@ def tool(
             ``ToolAnnotations(maxResultSizeChars=N)`` additionally raises the
             size up to which Claude Code keeps this tool's result inline
             instead of persisting it to a file and showing a preview.
-        strict: Optional. ``True`` asks for strict tool use, in which the
-            model's input is held to ``input_schema``. Served as the
-            top-level ``strict`` field of the tool's ``tools/list`` entry and
-            as ``_meta["anthropic/strict"]``; left out when ``None``. Whether
-            the model is held to the schema depends on the MCP client
-            forwarding it to the API.
+        strict: Optional. ``True`` asks for strict tool use (the model's
+            input held to ``input_schema``), served as the top-level ``strict``
+            field of the tool's ``tools/list`` entry and as
+            ``_meta["anthropic/strict"]`` when not ``None``.
         input_examples: Optional list of example inputs (JSON objects that
-            match ``input_schema``), served as the top-level
-            ``input_examples`` field of the tool's ``tools/list`` entry.
+            match ``input_schema``), served as ``input_examples``.
         extra_fields: Optional mapping of further top-level fields for the
-            tool's ``tools/list`` entry (``title``, ``outputSchema``,
-            ``icons``, vendor keys, ...), served as given. Fields the SDK
-            builds itself (``name``, ``description``, ``inputSchema``,
-            ``annotations``, ``_meta``, ``strict``, ``input_examples``) are
-            refused; use their own arguments.
+            tool's ``tools/list`` entry (``title``, vendor keys, ...). Fields
+            the SDK builds itself are refused; use their own arguments.
 
     Returns:
         A decorator function that wraps the tool implementation and returns
@@ -620,27 +614,8 @@ def _build_meta(tool_def: SdkMcpTool[Any]) -> dict[str, Any] | None:
     return meta or None
 
 
-# Top-level fields of a tools/list entry the SDK builds from other arguments.
-_SDK_BUILT_TOOL_FIELDS = frozenset(
-    {"name", "description", "inputSchema", "annotations", "_meta"}
-    | {"strict", "input_examples"}
-)
-
-
 def _listed_fields(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
-    """Fields of the tool's ``tools/list`` entry that mcp's ``Tool`` may not carry.
-
-    mcp 2.x strips unknown ``Tool`` fields from every ``tools/list`` result,
-    so these are added to the serialized result instead (see
-    ``build_tool_server``, which keeps its own copy of them).
-    """
-    taken = _SDK_BUILT_TOOL_FIELDS.intersection(tool_def.extra_fields or ())
-    if taken:
-        raise ValueError(
-            f"Tool '{tool_def.name}': extra_fields may not set "
-            f"{', '.join(sorted(taken))}; the SDK builds these from the "
-            "other arguments of tool()"
-        )
+    """Fields of the tool's ``tools/list`` entry beyond mcp's ``Tool``."""
     fields = dict(tool_def.extra_fields or {})
     if tool_def.strict is not None:
         fields["strict"] = tool_def.strict

@@ -160,6 +160,14 @@ async def test_strict_alone(strict: bool) -> None:
     )
 
 
+@pytest.mark.requires_patch("strict-meta-hint")
+@pytest.mark.parametrize("strict", [True, False])
+async def test_strict_is_also_served_as_the_proposed_meta_key(strict: bool) -> None:
+    # The key the open Claude Code proposal reads; the canary e2e test watches it.
+    listed = await _listed(_search(strict=strict))
+    assert listed["search"]["_meta"] == {"anthropic/strict": strict}
+
+
 @FEATURE
 async def test_input_examples_alone() -> None:
     listed = await _listed(

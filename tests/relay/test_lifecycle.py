@@ -12,6 +12,7 @@ missing CLI.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import logging
 import threading
@@ -91,12 +92,22 @@ def leaked_fds(before: set[str], within: float = 2.0) -> set[str]:
 
 
 def listening_ports() -> set[int]:
-    """Loopback ports in LISTEN state (from /proc/net/tcp)."""
+    """Loopback ports this process listens on (/proc/net/tcp, by socket inode).
+
+    Only this process's sockets count: other programs on the machine open and
+    close ports of their own while the test runs.
+    """
+    own = set()
+    for fd in Path("/proc/self/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = str(fd.readlink())
+            if target.startswith("socket:["):
+                own.add(target[len("socket:[") : -1])
     ports = set()
     for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
         fields = line.split()
-        local, state = fields[1], fields[3]
-        if state == "0A" and local.startswith("0100007F:"):
+        local, state, inode = fields[1], fields[3], fields[9]
+        if state == "0A" and local.startswith("0100007F:") and inode in own:
             ports.add(int(local.split(":")[1], 16))
     return ports
 

@@ -67,10 +67,58 @@ def test_message_reads_as_a_pull_request(patch: Path) -> None:
     assert len(message.splitlines()) <= 80
 
 
-def test_pull_request_bodies_are_written(tmp_path: Path) -> None:
+def test_pull_request_bodies_are_written_for_the_upstream_track(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "0099.md").write_text("stale", "utf-8")
     written = forktool.write_pull_requests(tmp_path)
-    assert [p.name for p in written] == [f"{p.name[:4]}.md" for p in forktool.series()]
-    assert written[0].read_text("utf-8").startswith("# Serve strict")
+    upstream = forktool.tracks()["upstream"]
+    assert [p.name for p in written] == [f"{p.name[:4]}.md" for p in upstream]
+    assert sorted(tmp_path.iterdir()) == sorted(written)
+    first = written[0].read_text("utf-8")
+    assert first.startswith("# Serve strict")
+    for heading in ("## Summary", "## Why", "## Test plan"):
+        assert f"\n{heading}\n" in first
+
+
+# --- The two tracks -----------------------------------------------------------
+
+UPSTREAM_SRC_BUDGET = 150
+# Words that would tell a maintainer the pull request comes from this fork.
+FORK_WORDS = ("fork", "relay", "patch series", "patches/", "upstream track")
+
+
+def test_the_series_is_the_upstream_track_then_the_fork_track() -> None:
+    split = forktool.tracks()
+    assert split["upstream"] and split["fork"]
+    assert forktool.series() == split["upstream"] + split["fork"]
+    assert forktool.patch_slug(split["upstream"][0]) == "serve-extra-tool-fields"
+    text = forktool.SERIES.read_text("utf-8")
+    assert text == forktool.series_text([p.name for p in forktool.series()])
+    assert text.index("# == upstream track") < text.index("# == fork track")
+
+
+@pytest.mark.parametrize(
+    "patch", forktool.tracks()["upstream"], ids=lambda p: p.name
+)
+def test_an_upstream_track_patch_is_a_mergeable_pull_request(patch: Path) -> None:
+    message = forktool.patch_message(patch)
+    assert forktool.src_lines_changed(patch) <= UPSTREAM_SRC_BUDGET
+    upstream = {forktool.patch_slug(p) for p in forktool.tracks()["upstream"]}
+    assert set(forktool.patch_dependencies(patch)) <= upstream
+    assert "#1243" in message or "#334" in message
+    diff = patch.read_text("utf-8").split("\n---\n", 1)[1]
+    added = "\n".join(
+        line for line in diff.splitlines() if line.startswith("+") and "+++" not in line
+    )
+    for word in FORK_WORDS:
+        assert word not in message.lower(), word
+        assert word not in added.lower(), word
+
+
+def test_fork_track_patches_say_so() -> None:
+    for patch in forktool.tracks()["fork"]:
+        assert "\nTrack: fork\n" in forktool.patch_message(patch), patch.name
 
 
 class Opaque:

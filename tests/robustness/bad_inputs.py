@@ -110,29 +110,30 @@ class Case:
     error: type[Exception]
 
 
+SERVED = "serve-extra-tool-fields"
 FIELDS = "tool-field-checks"
 SCHEMAS = "schema-checks"
 STRICT = "strict-schema-checks"
 CASES = [
-    Case("strict-int", FIELDS, "`strict=1`", define(strict=1), TypeError),
-    Case("strict-str", FIELDS, '`strict="yes"`', define(strict="yes"), TypeError),
+    Case("strict-int", SERVED, "`strict=1`", define(strict=1), TypeError),
+    Case("strict-str", SERVED, '`strict="yes"`', define(strict="yes"), TypeError),
     Case(
         "examples-not-list",
-        FIELDS,
+        SERVED,
         "`input_examples` is a dict",
         define(input_examples={"terms": []}),
         ValueError,
     ),
     Case(
         "example-not-object",
-        FIELDS,
+        SERVED,
         "an example that is not an object",
         define(input_examples=[{"terms": ["a"]}, ["a"]]),
         ValueError,
     ),
     Case(
         "example-invalid",
-        FIELDS,
+        SERVED,
         "an example the input schema rejects",
         define(input_examples=[{"terms": ["a"]}, {"terms": "a b"}]),
         ValueError,
@@ -146,7 +147,7 @@ CASES = [
     ),
     Case(
         "extra-not-mapping",
-        FIELDS,
+        SERVED,
         "`extra_fields` is a list",
         define(extra_fields=[("title", "T")]),
         TypeError,
@@ -160,21 +161,21 @@ CASES = [
     ),
     Case(
         "extra-reserved-name",
-        FIELDS,
+        SERVED,
         "a field the SDK builds (`name`)",
         define(extra_fields={"name": "other"}),
         ValueError,
     ),
     Case(
         "extra-reserved-strict",
-        FIELDS,
+        SERVED,
         "`strict` through `extra_fields`",
         define(extra_fields={"strict": True}),
         ValueError,
     ),
     Case(
         "extra-reserved-meta",
-        FIELDS,
+        SERVED,
         "`_meta` through `extra_fields`",
         define(extra_fields={"_meta": {"anthropic/alwaysLoad": True}}),
         ValueError,

@@ -13,15 +13,15 @@ genuinely differ live here:
   ``Server`` (decorators on 1.x, constructor callbacks on 2.x),
 - whether a served ``Server`` can take a client's cancellation (any server
   on 2.x; on 1.x only the ones built here, see ``can_cancel_requests``), and
-- what a ``tools/list`` result may carry beyond the ``Tool`` model: 2.x
-  strips unknown fields on the way out, so they are added to the serialized
-  result instead, the same way on both (see ``complete_listed_tools``).
+- the ``tools/list`` fields beyond ``Tool``, which 2.x strips (see
+  ``complete_listed_tools``).
 
 Nothing outside this module may branch on the mcp version.
 """
 
 from __future__ import annotations
 
+import copy
 import importlib
 import weakref
 from collections.abc import Awaitable, Callable
@@ -144,11 +144,9 @@ def http_transport_module() -> ModuleType:
 def complete_listed_tools(server: Server, payload: dict[str, Any]) -> dict[str, Any]:
     """Add each tool's listed fields to a serialized ``tools/list`` response.
 
-    This runs once mcp has serialized the result, the only point where both
-    majors leave such fields alone: 2.x re-validates outgoing results and
-    strips fields ``Tool`` does not define, even from an ``extra="allow"``
-    subclass. Each listing gets its own copy of the values, so a caller that
-    edits the response cannot change what the server lists next time.
+    Only once mcp has serialized the result do both majors leave such fields
+    alone (2.x strips fields ``Tool`` does not define). Each listing gets its
+    own copy, so editing one response changes nothing listed later.
     """
     fields_by_tool = _listed_fields.get(server)
     result = payload.get("result")
@@ -157,17 +155,8 @@ def complete_listed_tools(server: Server, payload: dict[str, Any]) -> dict[str, 
     for listed in result.get("tools") or ():
         fields = fields_by_tool.get(listed.get("name"))
         if fields:
-            listed.update(_copy_json(fields))
+            listed.update(copy.deepcopy(fields))
     return payload
-
-
-def _copy_json(value: Any) -> Any:
-    # Plain JSON only, so this is a fraction of copy.deepcopy's cost.
-    if isinstance(value, dict):
-        return {key: _copy_json(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_copy_json(item) for item in value]
-    return value
 
 
 def build_tool_server(
@@ -184,9 +173,7 @@ def build_tool_server(
     means turning off the decorator's own jsonschema validation.
 
     ``listed_fields`` maps a tool name to top-level fields its ``tools/list``
-    entry carries beyond ``tools`` (plain JSON, copied here, so later changes
-    to the caller's values change nothing); whoever serializes the server's
-    responses adds them with ``complete_listed_tools``.
+    entry carries beyond ``Tool`` (copied; see ``complete_listed_tools``).
     """
     if MCP_MAJOR >= 2:
 
@@ -202,7 +189,7 @@ def build_tool_server(
             on_list_tools=on_list_tools,
             on_call_tool=on_call_tool,
         )
-        _listed_fields[server] = _copy_json(listed_fields or {})
+        _listed_fields[server] = copy.deepcopy(listed_fields or {})
         return server
 
     async def list_tools() -> list[Tool]:
@@ -222,5 +209,5 @@ def build_tool_server(
     legacy_server.call_tool(validate_input=False)(call_tool)
     built: Server = legacy_server
     _cancel_safe.add(built)
-    _listed_fields[built] = _copy_json(listed_fields or {})
+    _listed_fields[built] = copy.deepcopy(listed_fields or {})
     return built

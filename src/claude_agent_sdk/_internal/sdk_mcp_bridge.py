@@ -32,12 +32,8 @@ import anyio.abc
 from mcp.shared.memory import create_client_server_memory_streams
 from mcp.shared.message import SessionMessage
 
-from ._mcp_compat import (
-    can_cancel_requests,
-    complete_listed_tools,
-    dump_jsonrpc,
-    parse_jsonrpc,
-)
+from . import _mcp_compat
+from ._mcp_compat import can_cancel_requests, dump_jsonrpc, parse_jsonrpc
 from ._task_compat import TaskHandle, spawn_detached
 
 if TYPE_CHECKING:
@@ -260,7 +256,7 @@ class _Session:
             return
         if pending.method == "tools/list":
             # Fields mcp's Tool model cannot carry join the plain-JSON result.
-            payload = complete_listed_tools(self._server, payload)
+            payload = _mcp_compat.complete_listed_tools(self._server, payload)
         pending.resolve(payload)
 
     async def submit(self, message: dict[str, Any]) -> _PendingResponse | None:

@@ -36,7 +36,9 @@ def tool_result(
     """``payload`` (content and isError) plus ``result``'s structured content.
 
     ``validator`` checks the tool's ``outputSchema``; None for a tool
-    without one. Error results are not checked, as in MCP.
+    without one. Error results are not checked, as in MCP. A result that
+    fails a check raises ``ValueError`` naming the tool and the problem, for
+    the caller to answer as an error result.
     """
     structured = result.get("structuredContent", result.get("structured_content"))
     if structured is not None:
@@ -47,13 +49,7 @@ def tool_result(
             return CallToolResult.model_validate(payload, strict=True)
         except Exception as e:
             problem = f"Tool '{tool_name}' returned a result MCP cannot carry: {e}"
-    return error_result(problem)
-
-
-def error_result(message: str) -> CallToolResult:
-    return CallToolResult.model_validate(
-        {"content": [{"type": "text", "text": message}], "isError": True}
-    )
+    raise ValueError(problem)
 
 
 def _problem(tool_name: str, payload: dict[str, Any], validator: Any) -> str | None:
