@@ -189,7 +189,7 @@ def serve_stand_in(stream_bytes: int) -> None:
 def serve_relay(upstream: str) -> None:
     """Host a relay as the SDK does; answer each ``cpu`` line on stdin with
     this process's CPU seconds so far."""
-    from claude_agent_sdk._internal.tool_fields_relay import ToolFieldsRelay
+    from claude_agent_sdk._internal.relay.lifecycle import ToolFieldsRelay
 
     relay = ToolFieldsRelay(FIELDS, upstream)
     asyncio.run(relay.start())

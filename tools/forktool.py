@@ -627,6 +627,45 @@ def tracks() -> dict[str, list[Path]]:
     return split
 
 
+def patch_files(patch: Path) -> list[str]:
+    """The paths a patch changes (in the upstream tree: ``src/...``, ``tests/...``)."""
+    files = []
+    for line in patch.read_text("utf-8").split("\n---\n", 1)[1].splitlines():
+        if line.startswith("diff --git "):
+            files.append(line.split()[3].removeprefix("b/"))
+    return files
+
+
+def owners() -> list[tuple[str, list[str], str]]:
+    """Each file the series changes -> the patches that change it -> its track.
+
+    A file's track is ``fork`` when only fork-track patches change it,
+    ``upstream`` when only upstream-track ones do, else ``both``.
+    """
+    by_file: dict[str, list[Path]] = {}
+    for patch in series():
+        for path in patch_files(patch):
+            by_file.setdefault(path, []).append(patch)
+    rows = []
+    for path in sorted(by_file):
+        patches = by_file[path]
+        kinds = {patch_track(p) for p in patches}
+        track = kinds.pop() if len(kinds) == 1 else "both"
+        rows.append((path, [p.name.removesuffix(".patch") for p in patches], track))
+    return rows
+
+
+def owners_table() -> str:
+    """The owners map as the Markdown table CONTRIBUTING.md carries."""
+    lines = [
+        "| file | patches (in series order) | track |",
+        "|---|---|---|",
+    ]
+    for path, patches, track in owners():
+        lines.append(f"| `{path}` | {', '.join(patches)} | {track} |")
+    return "\n".join(lines)
+
+
 def _subject(patch: Path) -> str:
     return patch_message(patch).split("\n", 1)[0]
 
@@ -668,7 +707,13 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser(
         "depends", help="prove each patch applies on pristine + its Depends-on"
     )
-    prs = sub.add_parser("pr", help="write each patch's PR body to .cache/pr/")
+    own = sub.add_parser("owners", help="print file -> patch -> track")
+    own.add_argument(
+        "--write", action="store_true", help="rewrite CONTRIBUTING.md's owners map"
+    )
+    prs = sub.add_parser(
+        "pr", help="write each upstream-track patch's PR body to .cache/pr/"
+    )
     prs.add_argument("--dest", type=Path, default=CACHE / "pr")
     args = parser.parse_args(argv)
     try:
@@ -703,6 +748,14 @@ def main(argv: list[str] | None = None) -> int:
             for patch in series():
                 deps = patch_dependencies(patch)
                 print(f"{patch.name}: applies on pristine + {deps or 'nothing'}")
+        elif args.command == "owners":
+            if args.write:
+                sys.path.insert(0, str(ROOT))
+                from tools.doc_blocks import write_block
+
+                write_block(ROOT / "CONTRIBUTING.md", "owners", owners_table())
+            for path, patches, track in owners():
+                print(f"{path}\t{', '.join(patches)}\t{track}")
         elif args.command == "pr":
             for path in write_pull_requests(args.dest):
                 print(path)

@@ -300,7 +300,7 @@ async def test_an_api_400_surfaces_to_the_caller_with_its_message(
 ) -> None:
     message = "tools.3.custom: strict schema not supported (stand-in)"
     fake_api.script(*loading(tool_search, SEARCH), api_error(400, message))
-    caplog.set_level(logging.WARNING, "claude_agent_sdk._internal.tool_fields_relay")
+    caplog.set_level(logging.WARNING, "claude_agent_sdk._internal.relay.lifecycle")
     with pytest.raises(ResultError) as raised:
         await relay_turn(claude_cli, e2e_cwd, relay_env(tool_search), LegalServer())
     error = raised.value

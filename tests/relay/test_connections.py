@@ -17,7 +17,7 @@ from tests.lib.tls import LoopbackCertificate
 
 try:
     from claude_agent_sdk._internal._mcp_compat import http_transport_module
-    from claude_agent_sdk._internal.relay_connections import (
+    from claude_agent_sdk._internal.relay.connections import (
         outbound_pool,
         transport_errors,
     )

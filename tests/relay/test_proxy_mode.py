@@ -30,7 +30,7 @@ from tests.lib.tls import LoopbackCertificate
 from tests.relay.cases import EXAMPLES, FIELDS, STRICT, messages_body
 
 try:
-    from claude_agent_sdk._internal.tool_fields_relay import (
+    from claude_agent_sdk._internal.relay.lifecycle import (
         DEFAULT_UPSTREAM,
         ToolFieldsRelay,
         ToolFieldsRelayError,

@@ -26,14 +26,9 @@ from tests.lib.tls import LoopbackCertificate
 from tests.relay.cases import EXAMPLES, FIELDS, PLAIN, SCHEMA, STRICT, messages_body
 
 try:
-    from claude_agent_sdk._internal import relay_server as relay_module
     from claude_agent_sdk._internal._mcp_compat import http_client_module
-    from claude_agent_sdk._internal.relay_rewrite import (
-        ADVANCED_TOOL_USE_BETA,
-        rewrite_body,
-        with_beta,
-    )
-    from claude_agent_sdk._internal.tool_fields_relay import (
+    from claude_agent_sdk._internal.relay import server as relay_module
+    from claude_agent_sdk._internal.relay.lifecycle import (
         ToolFieldsRelay,
         ToolFieldsRelayError,
         collect_tool_fields,
@@ -43,6 +38,11 @@ try:
         refuse_unservable_provider,
         resolve_upstream,
         start_for_cli,
+    )
+    from claude_agent_sdk._internal.relay.rewrite import (
+        ADVANCED_TOOL_USE_BETA,
+        rewrite_body,
+        with_beta,
     )
 except ImportError:  # a tree without the relay patch: these tests must fail
     relay_module = None  # type: ignore[assignment]

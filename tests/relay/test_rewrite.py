@@ -14,7 +14,7 @@ import pytest
 from tests.relay.cases import EXAMPLES, FIELDS, PLAIN, SCHEMA, STRICT, messages_body
 
 try:
-    from claude_agent_sdk._internal.relay_rewrite import (
+    from claude_agent_sdk._internal.relay.rewrite import (
         ADVANCED_TOOL_USE_BETA,
         rewrite_body,
         with_beta,
@@ -211,6 +211,6 @@ def test_a_field_already_in_the_request_names_no_beta() -> None:
 def test_betas_are_added_once_in_order(
     given: list[tuple[bytes, bytes]], expected: list[tuple[bytes, bytes]]
 ) -> None:
-    from claude_agent_sdk._internal.relay_rewrite import with_betas
+    from claude_agent_sdk._internal.relay.rewrite import with_betas
 
     assert with_betas(given, ["s", "a", "s"]) == expected

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from tests.relay.cases import EXAMPLES, FIELDS, PLAIN, STRICT
 
 try:
-    from claude_agent_sdk._internal.relay_rewrite import rewrite_body
+    from claude_agent_sdk._internal.relay.rewrite import rewrite_body
 except ImportError:  # a tree without the patch: these tests must fail
     rewrite_body = None  # type: ignore[assignment]
 

@@ -98,9 +98,7 @@ def test_the_series_is_the_upstream_track_then_the_fork_track() -> None:
     assert text.index("# == upstream track") < text.index("# == fork track")
 
 
-@pytest.mark.parametrize(
-    "patch", forktool.tracks()["upstream"], ids=lambda p: p.name
-)
+@pytest.mark.parametrize("patch", forktool.tracks()["upstream"], ids=lambda p: p.name)
 def test_an_upstream_track_patch_is_a_mergeable_pull_request(patch: Path) -> None:
     message = forktool.patch_message(patch)
     assert forktool.src_lines_changed(patch) <= UPSTREAM_SRC_BUDGET
@@ -204,3 +202,14 @@ def test_no_cli_version_remarks_in_the_series_new_modules() -> None:
     for path in new_files:
         text = (forktool.ROOT / path).read_text("utf-8")
         assert not re.search(r"\b2\.1\.\d{3}\b", text), path
+
+
+def test_contributing_carries_the_generated_owners_map() -> None:
+    from tools.doc_blocks import read_block
+
+    assert read_block(forktool.ROOT / "CONTRIBUTING.md", "owners") == (
+        forktool.owners_table()
+    ), "CONTRIBUTING.md's owners map is stale: python3 tools/forktool.py owners --write"
+    tracks = {path: track for path, _, track in forktool.owners()}
+    assert tracks["src/claude_agent_sdk/_internal/tool_results.py"] == "upstream"
+    assert tracks["src/claude_agent_sdk/_internal/strict_schema.py"] == "fork"

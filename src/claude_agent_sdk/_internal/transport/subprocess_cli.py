@@ -38,7 +38,7 @@ from .._task_compat import TaskHandle, spawn_detached
 from . import Transport
 
 if TYPE_CHECKING:  # imported when used: it loads uvicorn and an HTTP client
-    from ..tool_fields_relay import ToolFieldsRelay
+    from ..relay.lifecycle import ToolFieldsRelay
 
 logger = logging.getLogger(__name__)
 
@@ -768,7 +768,7 @@ class SubprocessCLITransport(Transport):
 
         cmd = self._build_command()
         if self._options.tool_fields_relay:
-            from ..tool_fields_relay import prepare_for_cli
+            from ..relay.lifecycle import prepare_for_cli
 
             # Every refusal (ToolFieldsRelayError) before anything starts, and
             # not wrapped in CLIConnectionError. Kept on self before it starts,

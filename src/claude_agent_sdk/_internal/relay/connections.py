@@ -20,7 +20,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from ._mcp_compat import http_client_module, http_transport_module
+from .._mcp_compat import http_client_module, http_transport_module
 
 
 def outbound_pool(proxy: str | None, verify: ssl.SSLContext | bool) -> Any:

@@ -75,10 +75,10 @@ import anyio
 import anyio.to_thread
 from mcp.server import Server
 
-from ._mcp_compat import listed_fields
-from .relay_connections import outbound_pool
-from .relay_server import CliConnection, Forwarder
-from .relay_tls import FIRST_PARTY_HOST, SessionCA
+from .._mcp_compat import listed_fields
+from .connections import outbound_pool
+from .server import CliConnection, Forwarder
+from .tls import FIRST_PARTY_HOST, SessionCA
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 """Where requests go when neither ``options.env`` nor the environment set
@@ -532,7 +532,7 @@ class ToolFieldsRelay:
         live: dict[Any, None] = {}
         factory: Callable[[], asyncio.Protocol]
         if self._ca is not None:
-            from .relay_proxy import ProxyConnection, ProxyMode
+            from .proxy import ProxyConnection, ProxyMode
 
             no_proxy = self._no_proxy
             mode = ProxyMode(

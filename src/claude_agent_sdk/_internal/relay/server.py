@@ -19,9 +19,9 @@ from typing import Any
 
 import h11
 
-from ._mcp_compat import http_client_module, http_transport_module
-from .relay_connections import transport_errors
-from .relay_rewrite import (
+from .._mcp_compat import http_client_module, http_transport_module
+from .connections import transport_errors
+from .rewrite import (
     Rewrite,
     limits_message,
     rewrite_body,

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .strict_schema import StrictLimitExceeded, find_limit_violations
+from ..strict_schema import StrictLimitExceeded, find_limit_violations
 
 ADVANCED_TOOL_USE_BETA = "advanced-tool-use-2025-11-20"
 """The beta under which the Messages API accepts ``input_examples``."""

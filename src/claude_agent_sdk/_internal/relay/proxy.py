@@ -31,9 +31,9 @@ from typing import Any
 
 import h11
 
-from . import relay_server
-from .relay_server import CliConnection, Forwarder
-from .relay_tls import FIRST_PARTY_HOST
+from . import server as relay_server
+from .server import CliConnection, Forwarder
+from .tls import FIRST_PARTY_HOST
 
 logger = logging.getLogger(__name__)
 
