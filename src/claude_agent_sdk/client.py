@@ -116,6 +116,14 @@ class ClaudeSDKClient:
         validate_session_store_options(self.options)
         # Likewise on strict tools that together exceed strict mode's caps.
         check_request_limits(self.options.mcp_servers)
+        if self.options.strict_mcp_servers:
+            from ._internal.relay.lifecycle import check_strict_mcp_servers
+
+            check_strict_mcp_servers(
+                self.options.strict_mcp_servers,
+                self.options.mcp_servers,
+                self.options.tool_fields_relay,
+            )
 
         # resume/continue + session_store: load the session from the store
         # into a temp CLAUDE_CONFIG_DIR for the subprocess to resume from.

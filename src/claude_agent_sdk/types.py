@@ -2732,6 +2732,34 @@ class ClaudeAgentOptions:
     own subprocess transport only. Fork-only feature.
     """
 
+    strict_mcp_servers: list[str] | None = None
+    """Names of ``mcp_servers`` entries whose tools are sent with strict tool use.
+
+    For any transport (stdio, http, sse, SDK servers); needs
+    ``tool_fields_relay=True``. On each API request the relay sees, every
+    tool named ``mcp__<server>__<tool>`` of a listed server (names
+    normalized as Claude Code normalizes them) gets ``strict: true`` and, in
+    place of its ``input_schema``, the schema's strict form, made as for
+    SDK tools with ``strict=True`` (docs/strict-mode.md): objects closed with
+    ``additionalProperties: false``, constraints strict mode cannot compile
+    (``minimum``, ``maxLength``, ...) moved into the description. The
+    ``structured-outputs-2025-12-15`` beta is added. A tool whose schema has
+    no strict form (an open object, a recursive ``$ref``, ...) is sent
+    unchanged, and named once, with the reason, in a WARNING log record.
+    Tools an SDK server marks ``_meta["anthropic/strict"]: true`` on
+    ``tools/list`` count as listed too, while this option names any server.
+
+    Constraints moved into descriptions are not enforced by the SDK for
+    external servers: the server itself validates its calls (or not).
+    Strict mode's per-request caps (20 strict tools, 24 optional and 16
+    union-typed parameters) count SDK and external tools together; a request
+    over them is not sent, and Claude Code gets a 400 naming the tools. A
+    name not in ``mcp_servers``, or the option without
+    ``tool_fields_relay=True``, raises ``ToolFieldsRelayError`` (a
+    ``ValueError``) when the session starts. None or empty changes nothing.
+    Fork-only feature (docs/relay.md).
+    """
+
     fork_session: bool = False
     """When true, resumed sessions fork to a new session ID rather than
     continuing the previous session. Use with ``resume``."""

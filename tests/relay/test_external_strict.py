@@ -28,19 +28,19 @@ from tests.relay.cases import SCHEMA
 
 try:
     from claude_agent_sdk._internal._mcp_compat import http_client_module
-    from claude_agent_sdk._internal.relay_rewrite import (
-        STRUCTURED_OUTPUTS_BETA,
-        StrictServers,
-        rewrite_body,
-    )
-    from claude_agent_sdk._internal.strict_schema import strict_schemas
-    from claude_agent_sdk._internal.tool_fields_relay import (
+    from claude_agent_sdk._internal.relay.lifecycle import (
         ToolFieldsRelay,
         ToolFieldsRelayError,
         check_strict_mcp_servers,
         prepare_for_cli,
         strict_servers_for,
     )
+    from claude_agent_sdk._internal.relay.rewrite import (
+        STRUCTURED_OUTPUTS_BETA,
+        StrictServers,
+        rewrite_body,
+    )
+    from claude_agent_sdk._internal.strict_schema import strict_schemas
 except ImportError:  # a tree without the patches: these tests must fail
     http_client_module = None  # type: ignore[assignment]
     STRUCTURED_OUTPUTS_BETA = "structured-outputs-2025-12-15"

@@ -45,6 +45,14 @@ class InternalClient:
         validate_session_store_options(options)
         # Likewise on strict tools that together exceed strict mode's caps.
         check_request_limits(options.mcp_servers)
+        if options.strict_mcp_servers:
+            from .relay.lifecycle import check_strict_mcp_servers
+
+            check_strict_mcp_servers(
+                options.strict_mcp_servers,
+                options.mcp_servers,
+                options.tool_fields_relay,
+            )
 
         # resume/continue + session_store: load the session from the store
         # into a temp CLAUDE_CONFIG_DIR for the subprocess to resume from.

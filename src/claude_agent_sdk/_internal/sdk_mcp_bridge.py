@@ -378,7 +378,10 @@ class SdkMcpBridge:
         pending = await session.submit(message)
         if pending is None:
             return None
-        return await pending.wait()
+        response = await pending.wait()
+        if message.get("method") == "tools/list":
+            _mcp_compat.note_listed_tools(self._server, response)
+        return response
 
     async def aclose(self) -> None:
         """Stop the session, if any. Safe to call more than once."""

@@ -8,10 +8,10 @@ model never sees the examples. The SDK therefore puts itself on Claude
 Code's way to the API and adds the declared fields to the SDK tools' entries
 on the way, in one of two modes:
 
-- proxy mode (``relay_proxy``), when the caller has no ``ANTHROPIC_BASE_URL``
+- proxy mode (``proxy``), when the caller has no ``ANTHROPIC_BASE_URL``
   of their own: Claude Code keeps the public API as its base URL, so it
   stays first-party, and reaches it through the relay as its
-  ``HTTPS_PROXY``, trusting a per-session CA (``relay_tls``) for that host;
+  ``HTTPS_PROXY``, trusting a per-session CA (``tls``) for that host;
 - base-URL mode, for a caller's gateway: Claude Code's
   ``ANTHROPIC_BASE_URL`` is the relay, which forwards to the caller's.
 
@@ -37,6 +37,11 @@ What it guarantees:
   safely, is forwarded byte for byte (the latter with a WARNING naming the
   tools); everything else (paths with their ``;params``, methods, headers,
   other tools and fields) passes through as sent.
+- With ``strict_mcp_servers``, the tools of those servers (any transport;
+  the SDK sees only their names) are sent with ``strict: true`` and the
+  strict form of their schema (``strict_schema.strict_schemas``, spliced
+  in place of the ``input_schema`` value), or as sent, named once in a
+  WARNING, when no strict form exists (``rewrite.StrictServers``).
 - Responses stream back as they arrive (server-sent events), with status,
   headers and content-encoding unchanged; when the CLI goes away, the
   upstream request is closed.
@@ -48,9 +53,9 @@ What it guarantees:
   or echoed.
 
 How it runs: this module owns a dedicated thread with its own asyncio loop,
-on which ``relay_server`` serves the CLI's connections (h11 on an asyncio
-protocol), ``relay_rewrite`` changes the request bodies and
-``relay_connections`` forwards them through httpcore's pool, the transport
+on which ``server`` serves the CLI's connections (h11 on an asyncio
+protocol), ``rewrite`` changes the request bodies and
+``connections`` forwards them through httpcore's pool, the transport
 of the httpx-style client mcp already installs. The caller's event loop
 (asyncio or trio) only starts and stops that thread, through
 ``anyio.to_thread``, so the relay works the same under either and never
@@ -62,21 +67,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import json
 import logging
+import os
 import secrets
 import socket
 import ssl
 import threading
 import urllib.parse
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.to_thread
 from mcp.server import Server
 
-from .._mcp_compat import listed_fields
+from .._mcp_compat import listed_fields, meta_strict_tools, watch_meta_strict
 from .connections import outbound_pool
+from .rewrite import StrictServers
 from .server import CliConnection, Forwarder
 from .tls import FIRST_PARTY_HOST, SessionCA
 
@@ -156,6 +165,128 @@ def collect_tool_fields(mcp_servers: object) -> dict[str, dict[str, Any]]:
                 )
                 fields_by_api_name[api_name] = relayed
     return fields_by_api_name
+
+
+def mcp_server_names(mcp_servers: object) -> list[str] | None:
+    """The server names ``options.mcp_servers`` configures, or None when
+    they cannot be read: a dict's keys, or the ``mcpServers`` of the JSON
+    config (a JSON string or a file path) handed to ``--mcp-config``."""
+    if isinstance(mcp_servers, Mapping):
+        return [str(name) for name in mcp_servers]
+    if not isinstance(mcp_servers, (str, os.PathLike)):
+        return None
+    try:
+        text = str(mcp_servers)
+        if isinstance(mcp_servers, str) and text.lstrip().startswith("{"):
+            config = json.loads(text)
+        else:
+            config = json.loads(Path(mcp_servers).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(config, dict) and isinstance(config.get("mcpServers"), dict):
+        return [str(name) for name in config["mcpServers"]]
+    return None
+
+
+def check_strict_mcp_servers(
+    strict_mcp_servers: object, mcp_servers: object, tool_fields_relay: bool
+) -> None:
+    """Refuse a ``strict_mcp_servers`` the relay cannot honour, before
+    anything starts (``ToolFieldsRelayError`` naming the problem).
+
+    Empty or None is no request at all, and passes.
+    """
+    if strict_mcp_servers is None:
+        return
+    if isinstance(strict_mcp_servers, (str, bytes)) or not isinstance(
+        strict_mcp_servers, Iterable
+    ):
+        raise ToolFieldsRelayError(
+            "strict_mcp_servers must be a list of names of mcp_servers entries "
+            f"(got {type(strict_mcp_servers).__name__})"
+        )
+    names = list(strict_mcp_servers)
+    if not names:
+        return
+    if not tool_fields_relay:
+        raise ToolFieldsRelayError(
+            "strict_mcp_servers needs tool_fields_relay=True: Claude Code sends "
+            "MCP tools without strict, and only the relay can make them strict "
+            f"on the way to the API (strict_mcp_servers={names!r})"
+        )
+    bad = [name for name in names if not isinstance(name, str)]
+    if bad:
+        raise ToolFieldsRelayError(
+            f"strict_mcp_servers holds {bad[0]!r}, which is not a server name"
+        )
+    configured = mcp_server_names(mcp_servers)
+    if configured is None:
+        raise ToolFieldsRelayError(
+            "strict_mcp_servers needs mcp_servers to be a dict, or a JSON config "
+            "(string or file) with an mcpServers object, to check its names "
+            "against"
+        )
+    unknown = [name for name in dict.fromkeys(names) if name not in configured]
+    if unknown:
+        raise ToolFieldsRelayError(
+            f"strict_mcp_servers names {', '.join(map(repr, unknown))}, not "
+            "configured in mcp_servers (its servers: "
+            f"{', '.join(map(repr, configured)) or 'none'})"
+        )
+    listed = set(names)
+    by_api_name: dict[str, list[str]] = {}
+    for name in configured:
+        by_api_name.setdefault(normalize_mcp_name(name), []).append(name)
+    for api_name, servers in by_api_name.items():
+        if (
+            len(servers) > 1
+            and any(s in listed for s in servers)
+            and not all(s in listed for s in servers)
+        ):
+            raise ToolFieldsRelayError(
+                f"strict_mcp_servers cannot tell the tools of "
+                f"{' and '.join(map(repr, servers))} apart: Claude Code names both "
+                f"mcp__{api_name}__<tool>; list all of them or none"
+            )
+
+
+def strict_servers_for(
+    strict_mcp_servers: object, mcp_servers: object
+) -> StrictServers | None:
+    """What the relay makes strict for ``strict_mcp_servers`` (checked by
+    ``check_strict_mcp_servers``), or None when it names no server.
+
+    Besides every tool of the listed servers, the tools any SDK server of
+    ``mcp_servers`` marks ``_meta["anthropic/strict"]: true`` on
+    ``tools/list``, which the SDK sees on their way to Claude Code.
+    """
+    if not strict_mcp_servers or not isinstance(strict_mcp_servers, Iterable):
+        return None
+    names = [str(name) for name in strict_mcp_servers]
+    if not names:
+        return None
+    configured = mcp_server_names(mcp_servers) or []
+    sdk_servers: list[tuple[str, Any]] = []
+    if isinstance(mcp_servers, Mapping):
+        for server_name, config in mcp_servers.items():
+            if isinstance(config, Mapping) and config.get("type") == "sdk":
+                instance = config.get("instance")
+                if instance is not None:
+                    watch_meta_strict(instance)
+                    sdk_servers.append((normalize_mcp_name(str(server_name)), instance))
+
+    def opted_in() -> frozenset[str]:
+        return frozenset(
+            f"mcp__{server}__{normalize_mcp_name(tool)}"
+            for server, instance in sdk_servers
+            for tool in meta_strict_tools(instance)
+        )
+
+    return StrictServers(
+        frozenset(normalize_mcp_name(name) for name in names),
+        tuple(normalize_mcp_name(name) for name in configured),
+        opted_in,
+    )
 
 
 def _set(value: str | None) -> bool:
@@ -388,13 +519,15 @@ class ToolFieldsRelay:
         first_party: bool = False,
         no_proxy: str = "",
         user_extra_ca: str | None = None,
+        strict_servers: StrictServers | None = None,
     ) -> None:
         self.fields_by_name = dict(fields_by_name)
+        self.strict_servers = strict_servers
         self.upstream = upstream.rstrip("/")
         _check_proxy(proxy, proxy_setting)
         self._proxy = proxy
         self._verify = verify
-        # Proxy mode (``relay_proxy``): the CLI keeps api.anthropic.com as
+        # Proxy mode (``proxy``): the CLI keeps api.anthropic.com as
         # its base URL and reaches it through the relay as its HTTPS proxy.
         self.first_party = first_party
         self._no_proxy = no_proxy
@@ -537,7 +670,13 @@ class ToolFieldsRelay:
             no_proxy = self._no_proxy
             mode = ProxyMode(
                 self._secret,
-                Forwarder(None, self.upstream, self.fields_by_name, pool),
+                Forwarder(
+                    None,
+                    self.upstream,
+                    self.fields_by_name,
+                    pool,
+                    self.strict_servers,
+                ),
                 self._ca.server_context,
                 self._proxy,
                 lambda host, port: _bypasses_proxy(
@@ -547,7 +686,11 @@ class ToolFieldsRelay:
             factory = lambda: ProxyConnection(mode, live)  # noqa: E731
         else:
             forwarder = Forwarder(
-                self._secret, self.upstream, self.fields_by_name, pool
+                self._secret,
+                self.upstream,
+                self.fields_by_name,
+                pool,
+                self.strict_servers,
             )
             factory = lambda: CliConnection(forwarder, live)  # noqa: E731
         self._stop_requested = asyncio.Event()
@@ -597,14 +740,20 @@ def _cancel_leftover_tasks(loop: asyncio.AbstractEventLoop) -> None:
 # --------------------------------------------------------------------------
 
 
-def prepare_for_cli(mcp_servers: object, cli_env: Mapping[str, str]) -> ToolFieldsRelay:
+def prepare_for_cli(
+    mcp_servers: object,
+    cli_env: Mapping[str, str],
+    strict_mcp_servers: object = None,
+) -> ToolFieldsRelay:
     """A relay (not started yet) for a CLI to run with ``cli_env``.
 
     Every refusal is made here, before anything starts, as a
     ``ToolFieldsRelayError`` naming the setting: a provider the relay cannot
     serve, an ``ANTHROPIC_BASE_URL`` it cannot forward to, a proxy it cannot
-    use. ``cli_env`` is the caller's environment with ``options.env`` applied.
+    use, a ``strict_mcp_servers`` name that ``mcp_servers`` lacks.
+    ``cli_env`` is the caller's environment with ``options.env`` applied.
     """
+    check_strict_mcp_servers(strict_mcp_servers, mcp_servers, True)
     refuse_unservable_provider(cli_env)
     upstream = resolve_upstream(cli_env)
     setting = _proxy_setting(upstream, cli_env)
@@ -623,11 +772,14 @@ def prepare_for_cli(mcp_servers: object, cli_env: Mapping[str, str]) -> ToolFiel
         first_party=first_party,
         no_proxy=_env_value(cli_env, "no_proxy"),
         user_extra_ca=cli_env.get("NODE_EXTRA_CA_CERTS") or None,
+        strict_servers=strict_servers_for(strict_mcp_servers, mcp_servers),
     )
 
 
 async def start_for_cli(
-    mcp_servers: object, cli_env: MutableMapping[str, str]
+    mcp_servers: object,
+    cli_env: MutableMapping[str, str],
+    strict_mcp_servers: object = None,
 ) -> ToolFieldsRelay:
     """Start a relay for one CLI process and point ``cli_env`` at it.
 
@@ -635,7 +787,7 @@ async def start_for_cli(
     caller's environment with ``options.env`` applied); the upstream, proxy
     and CA settings are read from it before it is changed.
     """
-    relay = prepare_for_cli(mcp_servers, cli_env)
+    relay = prepare_for_cli(mcp_servers, cli_env, strict_mcp_servers)
     await relay.start()
     relay.point_cli(cli_env)
     return relay

@@ -12,7 +12,7 @@ headers and body are those of the first-party API), and gives it
   credentials); anything else is refused from the request line and headers,
   and the connection closed.
 - ``CONNECT api.anthropic.com:443`` is terminated: TLS with the session CA's
-  certificate (``relay_tls``), then each request is served exactly as in
+  certificate (``tls``), then each request is served exactly as in
   base-URL mode (``relay_server.CliConnection``), forwarded to
   ``https://api.anthropic.com`` through the caller's own proxy if any.
 - Every other ``CONNECT`` is tunnelled byte for byte to its host, through

@@ -1,9 +1,12 @@
 """The tool-fields relay's request rewrite: pure functions, no I/O.
 
-``tool_fields_relay.py`` runs the relay; this is what it does to a Messages
+``lifecycle.py`` runs the relay; this is what it does to a Messages
 API request body: add the declared ``strict`` and ``input_examples`` to the
-SDK tools' entries, check strict mode's per-request caps on the result, and
-name the beta headers the additions need.
+SDK tools' entries, make the tools of the servers named in
+``strict_mcp_servers`` strict (``strict: true`` and a strict-compatible
+``input_schema``, made by ``strict_schema``'s own transform), check strict
+mode's per-request caps on the result, and name the beta headers the
+additions need.
 
 The body is never re-serialized. Claude Code writes its bodies with
 JavaScript's ``JSON.stringify``, whose spellings (numbers such as ``1e-7``
@@ -22,11 +25,16 @@ import functools
 import json
 import json.decoder
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..strict_schema import StrictLimitExceeded, find_limit_violations
+from ..strict_schema import (
+    StrictLimitExceeded,
+    find_limit_violations,
+    find_strict_violations,
+    strict_schemas,
+)
 
 ADVANCED_TOOL_USE_BETA = "advanced-tool-use-2025-11-20"
 """The beta under which the Messages API accepts ``input_examples``."""
@@ -44,6 +52,51 @@ _BETA_FOR_FIELD = {
 }
 
 
+@dataclass(frozen=True)
+class StrictServers:
+    """The MCP servers whose tools the relay makes strict (``strict_mcp_servers``).
+
+    The relay does not know these servers' tools; it knows their names, and
+    Claude Code names each tool ``mcp__<server>__<tool>`` with both parts
+    normalized (``lifecycle.normalize_mcp_name``). A tool name is
+    attributed to the longest normalized server name of ``mcp_servers`` it
+    starts with, so a listed server ``a`` does not take in the tools of an
+    unlisted ``a__b``.
+    """
+
+    listed: frozenset[str]
+    """The normalized names of the servers in ``strict_mcp_servers``."""
+
+    known: tuple[str, ...] = ()
+    """The normalized names of every server in ``mcp_servers``."""
+
+    opted_in: Callable[[], Collection[str]] = frozenset
+    """API names of further tools to make strict, read on each request: the
+    tools SDK servers mark ``_meta["anthropic/strict"]: true``."""
+
+    def markers(self) -> list[str]:
+        """Texts one of which a body must hold to carry such a tool."""
+        return [f"mcp__{server}__" for server in sorted(self.listed)] + sorted(
+            self.opted_in()
+        )
+
+    def matcher(self) -> Callable[[str], bool]:
+        """Whether an API tool name is one to make strict (for one request)."""
+        opted_in = frozenset(self.opted_in())
+        servers = sorted(set(self.known) | self.listed, key=len, reverse=True)
+        prefixes = [(f"mcp__{server}__", server in self.listed) for server in servers]
+
+        def wants(name: str) -> bool:
+            if name in opted_in:
+                return True
+            return next(
+                (listed for prefix, listed in prefixes if name.startswith(prefix)),
+                False,
+            )
+
+        return wants
+
+
 @dataclass
 class Rewrite:
     """What the relay did to one request body."""
@@ -57,6 +110,9 @@ class Rewrite:
     """Set when the body had declared tools but was left unchanged: why."""
     lost_tools: list[str] = field(default_factory=list)
     """The declared tools that did not get their fields (with the reason above)."""
+    not_strict: list[tuple[str, str]] = field(default_factory=list)
+    """Tools of ``strict_mcp_servers`` sent unchanged because no strict form
+    of their schema exists, each with the reason."""
 
     @property
     def betas(self) -> list[str]:
@@ -76,9 +132,18 @@ class _UnsafeError(Exception):
 
 
 def rewrite_body(
-    body: bytes, fields_by_name: Mapping[str, Mapping[str, Any]]
+    body: bytes,
+    fields_by_name: Mapping[str, Mapping[str, Any]],
+    strict_servers: StrictServers | None = None,
 ) -> Rewrite:
     """Add the declared fields to the matching ``tools`` entries of ``body``.
+
+    With ``strict_servers``, each of their tools is also given
+    ``strict: true`` and, in place of its ``input_schema``, the schema's
+    strict form (``strict_schema.strict_schemas``: objects closed, what
+    strict mode cannot compile moved into descriptions). A tool whose schema
+    has no strict form is left as sent, and named in ``not_strict``; one
+    already strict with a schema strict mode accepts is left as it is.
 
     Returns the body unchanged (the same bytes) when there is nothing to add,
     and also when it cannot be changed safely (not UTF-8, not JSON, two
@@ -94,23 +159,37 @@ def rewrite_body(
     # never escapes, so a name that is not in the raw bytes is not in the
     # request, and most requests (tool search's first turn, side requests)
     # skip parsing altogether.
-    if not fields_by_name:
+    if not fields_by_name and strict_servers is None:
         return unchanged
     present = [name for name in fields_by_name if name.encode() in body]
-    if not present:
+    markers = (
+        []
+        if strict_servers is None
+        else [marker for marker in strict_servers.markers() if marker.encode() in body]
+    )
+    if not present and not markers:
         return unchanged
+    # Named in a warning when the body is left unchanged.
+    lost = present + [m + "*" if m.endswith("__") else m for m in markers]
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
-        return _left_unchanged(body, present, "the body is not valid UTF-8")
+        return _left_unchanged(body, lost, "the body is not valid UTF-8")
     try:
-        tools = _locate_tools(text, present)
+        tools = _locate_tools(text, present + markers)
     except _UnsafeError as why:
-        return _left_unchanged(body, present, str(why))
+        return _left_unchanged(body, lost, str(why))
     except (ValueError, IndexError):
-        return _left_unchanged(body, present, "the body is not valid JSON")
+        return _left_unchanged(body, lost, "the body is not valid JSON")
     if tools is None:
         return unchanged
+
+    wants_strict = (
+        (lambda name: False) if strict_servers is None else strict_servers.matcher()
+    )
+
+    def relayed(name: Any) -> bool:
+        return isinstance(name, str) and (name in fields_by_name or wants_strict(name))
 
     rewrite = Rewrite(body)
     edits: list[tuple[int, int, str]] = []
@@ -120,18 +199,29 @@ def rewrite_body(
             if entry is None:
                 continue
             name = entry.value.get("name")
-            if not entry.scanned and isinstance(name, str) and name in fields_by_name:
+            if not entry.scanned and relayed(name):
                 # Its name was written with escapes: scan it after all.
                 entry = _scanned(text, entry.start, entry.value)
-            if len(entry.names) > 1 and any(
-                isinstance(n, str) and n in fields_by_name for n in entry.names
-            ):
+            if len(entry.names) > 1 and any(relayed(n) for n in entry.names):
                 raise _UnsafeError("a tools entry names more than one tool")
             name = entry.value.get("name")
-            declared = fields_by_name.get(name) if isinstance(name, str) else None
+            declared: Mapping[str, Any] | None = (
+                fields_by_name.get(name) if isinstance(name, str) else None
+            )
+            schema_key = None
+            if isinstance(name, str) and wants_strict(name):
+                form = _external_form(text, entry)
+                if isinstance(form, _NoStrictForm):
+                    rewrite.not_strict.append((name, form.reason))
+                else:
+                    if form is not None:
+                        edits.append(form)
+                        schema_key = form[2]
+                        rewrite.added_strict = True
+                    declared = {**(declared or {}), "strict": True}
             if declared:
                 entry_edits, added = _edits_for(text, entry, declared)
-                if added:
+                if added or schema_key is not None:
                     edits.extend(entry_edits)
                     rewrite.modified_tools.append(str(name))
                     rewrite.added_strict |= "strict" in added
@@ -142,11 +232,11 @@ def rewrite_body(
             else:
                 strict = entry.value.get("strict") is True
             if strict:
-                strict_tools.append((str(name), _schema_key(text, entry)))
+                strict_tools.append((str(name), schema_key or _schema_key(text, entry)))
     except _UnsafeError as why:
-        return _left_unchanged(body, present, str(why))
+        return _left_unchanged(body, lost, str(why))
     if not edits:
-        return unchanged
+        return Rewrite(body, not_strict=rewrite.not_strict)
     rewrite.exceeded = list(_limit_violations(tuple(strict_tools)))
     for start, end, replacement in sorted(edits, reverse=True):
         text = text[:start] + replacement + text[end:]
@@ -348,6 +438,51 @@ def _edits_for(
     return edits, wanted
 
 
+@dataclass(frozen=True)
+class _NoStrictForm:
+    reason: str
+
+
+def _external_form(
+    text: str, entry: _Entry
+) -> tuple[int, int, str] | _NoStrictForm | None:
+    """The edit that replaces the entry's ``input_schema`` by its strict
+    form, None when the schema may stay as sent, or why it has no strict form."""
+    span = next(
+        ((start, stop) for key, start, stop in entry.members if key == "input_schema"),
+        None,
+    )
+    if span is None:
+        return _NoStrictForm("the tool has no input_schema")
+    if entry.repeated_key:
+        raise _UnsafeError(f"the tools entry {entry.value.get('name')!r} repeats a key")
+    form = _strict_form(text[span[0] : span[1]], entry.value.get("strict") is True)
+    if isinstance(form, _NoStrictForm) or form is None:
+        return form
+    return (span[0], span[1], form)
+
+
+@functools.lru_cache(maxsize=256)
+def _strict_form(schema_text: str, marked_strict: bool) -> str | _NoStrictForm | None:
+    # Keyed by the schema as sent: the CLI sends the same tools every turn.
+    schema = json.loads(schema_text)
+    if (
+        marked_strict
+        and isinstance(schema, dict)
+        and not find_strict_violations(schema)
+    ):
+        return None  # already strict, with a schema strict mode takes
+    forms = strict_schemas(schema, describe=True)
+    if forms.violations:
+        return _NoStrictForm(
+            "its input schema has no strict form: "
+            + "; ".join(str(violation) for violation in forms.violations)
+        )
+    if _json_equal(schema, forms.served):
+        return None
+    return _encode(forms.served, "input_schema")
+
+
 def _json_equal(a: Any, b: Any) -> bool:
     """Equality of JSON values (``True`` is not ``1`` here, unlike Python)."""
     if isinstance(a, bool) or isinstance(b, bool):
@@ -438,6 +573,13 @@ def with_betas(
     else:
         result.append((b"anthropic-beta", added))
     return result
+
+
+def not_strict_message(tool: str, reason: str) -> str:
+    return (
+        f"tool_fields_relay is sending {tool} (strict_mcp_servers) without "
+        f"strict: {reason}"
+    )
 
 
 def limits_message(rewrite: Rewrite) -> str:

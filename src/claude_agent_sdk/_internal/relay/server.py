@@ -1,9 +1,9 @@
 """The tool-fields relay's HTTP side: the CLI's connections and the exchange.
 
 h11 parses each request from the CLI on a plain asyncio protocol; the
-``Forwarder`` rewrites it (``relay_rewrite``) and forwards it through
-httpcore's pool (``relay_connections``), streaming the response back as it
-arrives. ``tool_fields_relay.py`` owns the thread, the loop and the listening
+``Forwarder`` rewrites it (``rewrite``) and forwards it through
+httpcore's pool (``connections``), streaming the response back as it
+arrives. ``lifecycle.py`` owns the thread, the loop and the listening
 socket these run on.
 """
 
@@ -23,7 +23,9 @@ from .._mcp_compat import http_client_module, http_transport_module
 from .connections import transport_errors
 from .rewrite import (
     Rewrite,
+    StrictServers,
     limits_message,
+    not_strict_message,
     rewrite_body,
     unchanged_message,
     with_betas,
@@ -100,6 +102,7 @@ class Forwarder:
         upstream: str,
         fields_by_name: Mapping[str, Mapping[str, Any]],
         pool: Any,
+        strict_servers: StrictServers | None = None,
     ) -> None:
         # None: no prefix (proxy mode, where the CONNECT authenticated).
         self._prefix = None if secret is None else f"/{secret}".encode()
@@ -111,6 +114,10 @@ class Forwarder:
         self._port = url.port
         self._base_path = url.raw_path.partition(b"?")[0].rstrip(b"/")
         self._fields_by_name = fields_by_name
+        self._strict_servers = strict_servers
+        # Tools of strict_mcp_servers already named in a warning as sent
+        # without strict: once per tool for the relay's lifetime.
+        self._warned_not_strict: set[str] = set()
         self._pool = pool
         self._core = http_transport_module()
         self._errors = transport_errors()
@@ -148,6 +155,10 @@ class Forwarder:
             rewrite = self._rewrite(body)
         if rewrite.unchanged_because:
             logger.warning("%s", unchanged_message(rewrite))
+        for tool, reason in rewrite.not_strict:
+            if tool not in self._warned_not_strict:
+                self._warned_not_strict.add(tool)
+                logger.warning("%s", not_strict_message(tool, reason))
         if rewrite.exceeded:
             message = limits_message(rewrite)
             logger.warning("%s", message)
@@ -161,12 +172,24 @@ class Forwarder:
         """``rewrite_body``, but never an error: a body it fails on goes
         out unchanged (the caller warns, naming the tools)."""
         try:
-            return rewrite_body(body, self._fields_by_name)
+            if self._strict_servers is None:
+                return rewrite_body(body, self._fields_by_name)
+            return rewrite_body(body, self._fields_by_name, self._strict_servers)
         except Exception as error:  # noqa: BLE001 - forwarded unchanged instead
+            markers = (
+                []
+                if self._strict_servers is None
+                else [
+                    marker
+                    for marker in self._strict_servers.markers()
+                    if marker.encode() in body
+                ]
+            )
             return Rewrite(
                 body,
                 unchanged_because=f"the rewrite failed ({type(error).__name__})",
-                lost_tools=[n for n in self._fields_by_name if n.encode() in body],
+                lost_tools=[n for n in self._fields_by_name if n.encode() in body]
+                + [m + "*" if m.endswith("__") else m for m in markers],
             )
 
     def _url(self, rest: bytes) -> Any:

@@ -774,7 +774,15 @@ class SubprocessCLITransport(Transport):
             # not wrapped in CLIConnectionError. Kept on self before it starts,
             # so that connect() stops it on any failure or cancellation.
             self._relay = prepare_for_cli(
-                self._options.mcp_servers, {**os.environ, **self._options.env}
+                self._options.mcp_servers,
+                {**os.environ, **self._options.env},
+                self._options.strict_mcp_servers,
+            )
+        elif self._options.strict_mcp_servers:
+            from ..relay.lifecycle import check_strict_mcp_servers
+
+            check_strict_mcp_servers(
+                self._options.strict_mcp_servers, self._options.mcp_servers, False
             )
         try:
             # Merge environment variables. CLAUDE_CODE_ENTRYPOINT defaults to
