@@ -65,6 +65,7 @@ nox.options.sessions = [
     "upstream",
     "steps",
     "prove",
+    "pull_requests",
     "differential",
     "strict_properties",
     "e2e",
@@ -293,6 +294,86 @@ def prove(session: nox.Session, mcp: str) -> None:
             session.log(
                 f"{len(failed)} test(s) fail without {patch.name}, as they must"
             )
+
+
+@nox.session(python=TOOL_PYTHON)
+def pull_requests(session: nox.Session) -> None:
+    """Each upstream-track patch as the pull request a maintainer would test.
+
+    On pristine plus the patch's ``Depends-on:`` only: the tests the patch
+    adds to upstream's own test files are run without its ``src/`` change
+    (those of its feature fail; the rest guard behaviour upstream already
+    has, which must not change) and upstream's whole suite with it.
+    Size and dependencies are checked by tests/repo/test_series.py; the
+    figures are written to .cache/pr/report.md for the pull requests.
+    """
+    patches = _fail_on_fork_error(session, forktool.series)
+    assert isinstance(patches, list)
+    session.install(MCP_MAJORS["mcp2"], *UPSTREAM_TEST_DEPS, *UPSTREAM_OPTIONAL_DEPS)
+    rows = [
+        "| patch | `src/` lines | depends on | upstream suite with it "
+        "| its added tests failing without it |",
+        "|---|---|---|---|---|",
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        for patch in forktool.tracks()["upstream"]:
+            deps = forktool.patch_dependencies(patch)
+            chosen = [p for p in patches if forktool.patch_slug(p) in deps]
+            files = [f for f in forktool.patch_files(patch) if f.startswith("tests/")]
+            if not files:
+                session.error(f"{patch.name} adds no tests to upstream's suite")
+            name = patch.name.removesuffix(".patch")
+            without = _build_tree(session, Path(tmp) / f"{name}-without", chosen)
+            before = _run_tests(session, without.path, files, Path(tmp) / f"{name}-0")
+            forktool.git(
+                "apply", "--include=tests/*", str(patch.resolve()), cwd=without.path
+            )
+            missing = _run_tests(session, without.path, files, Path(tmp) / f"{name}-1")
+            added = sorted(set(missing[0] + missing[1]) - set(before[0] + before[1]))
+            if not added:
+                session.error(f"{patch.name} adds no test to {', '.join(files)}")
+            failing = [t for t in added if t in missing[1]]
+            if not failing:
+                session.error(
+                    f"no test {patch.name} adds fails without its src/ change"
+                )
+            with_it = _build_tree(session, Path(tmp) / f"{name}-with", [*chosen, patch])
+            shutil.copy2(ROOT / "CHANGELOG.md", with_it.path / "CHANGELOG.md")
+            suite = _run_tests(session, with_it.path, [], Path(tmp) / f"{name}-2")
+            if suite[1]:
+                session.error(
+                    f"upstream's suite fails with {patch.name}:\n  "
+                    + "\n  ".join(suite[1])
+                )
+            rows.append(
+                f"| {name} | {forktool.src_lines_changed(patch)} "
+                f"| {', '.join(deps) or 'pristine only'} | {len(suite[0])} passed "
+                f"| {len(failing)} of {len(added)} |"
+            )
+    report = forktool.CACHE / "pr" / "report.md"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text("\n".join(rows) + "\n", "utf-8")
+    session.log("\n" + "\n".join(rows))
+
+
+def _run_tests(
+    session: nox.Session, tree: Path, files: list[str], report: Path
+) -> tuple[list[str], list[str]]:
+    """Install ``tree`` and run ``files`` of its tests (all: ``[]``); outcomes.
+
+    Files the tree does not have yet (a new test file) have no outcomes.
+    """
+    present = [f for f in files if (tree / f).exists()]
+    if files and not present:
+        return [], []
+    session.install("--reinstall", str(tree))
+    with session.chdir(tree):
+        session.run(
+            "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--tb=no",
+            f"--junitxml={report}", *present,
+            success_codes=[0, 1],
+        )  # fmt: skip
+    return _junit_outcomes(report)
 
 
 @nox.session(python=PYTHONS)
