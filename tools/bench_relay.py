@@ -6,10 +6,11 @@
 Three processes, as in use: this one plays the CLI (a keep-alive
 ``http.client`` connection, TCP_NODELAY as Node sets it), a second hosts the
 relay as the SDK does (``ToolFieldsRelay`` on its own thread, the main thread
-idle), a third is the stand-in upstream (stdlib, threaded, HTTP/1.1
-keep-alive). Each round sends the same request straight to the stand-in and
-through the relay, in alternating order, so drift in the machine's speed
-falls on both alike.
+idle), a third is the stand-in upstream the relay's tests use
+(``tests/lib/relay_upstream.py``: stdlib, threaded, HTTP/1.1 keep-alive,
+recording nothing). Each round sends the same request straight to the
+stand-in and through the relay, in alternating order, so drift in the
+machine's speed falls on both alike.
 
 - **Time to first byte** on a ~70 KB ``POST /v1/messages`` request shaped as
   Claude Code sends it (compact JSON, ~40 built-in tools and the SDK tool the
@@ -40,13 +41,13 @@ import socket
 import statistics
 import subprocess
 import sys
-import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tests.lib.cases import CASE_SCHEMA, GOOD_EXAMPLE
+from tests.lib.relay_upstream import Upstream
 from tools.doc_blocks import write_block
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,12 +55,7 @@ CACHE = ROOT / ".cache" / "bench"
 DOC = ROOT / "docs" / "relay.md"
 
 SDK_TOOL = "mcp__legal__search"
-FIELDS = {
-    SDK_TOOL: {
-        "strict": True,
-        "input_examples": [{"jurisdiction": "se", "terms": ["payout"]}],
-    }
-}
+FIELDS = {SDK_TOOL: {"strict": True, "input_examples": [GOOD_EXAMPLE]}}
 EVENT = (
     b"event: content_block_delta\ndata: "
     + json.dumps(
@@ -74,10 +70,6 @@ EVENT = (
 EVENTS = 20000
 PACED, PACED_RATE = 2000, 2000.0
 FIRST = b'event: message_start\ndata: {"type":"message_start","message":{"id":"m"}}\n\n'
-
-
-def paced_event(stamp: float) -> bytes:
-    return f"data: {stamp:020.6f}\n\n".encode()
 
 
 def request_body(target_kb: int = 70) -> bytes:
@@ -103,15 +95,7 @@ def request_body(target_kb: int = 70) -> bytes:
         {
             "name": SDK_TOOL,
             "description": "Search case law",
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "jurisdiction": {"type": "string", "enum": ["se", "no", "dk"]},
-                    "terms": {"type": "array", "items": {"type": "string"}},
-                },
-                "required": ["jurisdiction", "terms"],
-                "additionalProperties": False,
-            },
+            "input_schema": CASE_SCHEMA,
         }
     )
     body: dict[str, Any] = {
@@ -135,54 +119,22 @@ def request_body(target_kb: int = 70) -> bytes:
 
 
 def serve_stand_in(stream_bytes: int) -> None:
-    """Answer ``/v1/messages`` with one SSE event, ``/events`` with many
-    small writes, ``/stream`` with ``stream_bytes`` in large writes."""
-    stream_events = max(1, stream_bytes // len(EVENT))
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            return
-
-        def do_POST(self) -> None:  # noqa: N802
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if self.path.startswith("/paced"):
-                # PACED events at PACED_RATE, each stamped with the moment it
-                # is written (CLOCK_MONOTONIC is shared by all processes).
-                self._start(len(paced_event(0.0)) * PACED)
-                begin = time.monotonic()
-                for i in range(PACED):
-                    delay = begin + i / PACED_RATE - time.monotonic()
-                    if delay > 0:
-                        time.sleep(delay)
-                    self.wfile.write(paced_event(time.monotonic()))
-            elif self.path.startswith("/events"):
-                self._start(len(EVENT) * EVENTS)
-                for _ in range(EVENTS):  # one write per event, as the API streams
-                    self.wfile.write(EVENT)
-            elif self.path.startswith("/stream"):
-                block = EVENT * 64
-                blocks, rest = divmod(stream_events, 64)
-                self._start(len(block) * blocks + len(EVENT) * rest)
-                for _ in range(blocks):
-                    self.wfile.write(block)
-                self.wfile.write(EVENT * rest)
-            else:
-                self._start(len(FIRST))
-                self.wfile.write(FIRST)
-
-        def _start(self, length: int) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Content-Length", str(length))
-            self.end_headers()
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    print(f"http://127.0.0.1:{server.server_address[1]}", flush=True)
+    """The stand-in upstream (``tests.lib.relay_upstream``) as the bench's
+    reference side: ``/v1/messages`` answers one SSE event, ``/events`` many
+    small writes, ``/big`` ``stream_bytes`` in large writes, ``/paced`` events
+    at a set rate; nothing is recorded."""
+    upstream = Upstream(
+        reply_body=FIRST,
+        reply_type="text/event-stream",
+        big=len(EVENT) * max(1, stream_bytes // len(EVENT)),
+        block=EVENT * 64,
+        event=EVENT,
+        event_count=EVENTS,
+        paced_count=PACED,
+        paced_rate=PACED_RATE,
+        record=False,
+    ).start()
+    print(upstream.url, flush=True)
     sys.stdin.read()  # until the bench closes our stdin
 
 
@@ -318,7 +270,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             order = ("direct", "relay") if i % 2 == 0 else ("relay", "direct")
             for name in order:
                 cpu_before = relay.cpu()
-                seconds, size = clients[name].stream("/stream")
+                seconds, size = clients[name].stream("/big")
                 if name == "relay":
                     cpu_stream += relay.cpu() - cpu_before
                     streamed += size

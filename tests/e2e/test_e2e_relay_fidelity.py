@@ -3,9 +3,10 @@ it, plus the two fields and their betas (proxy mode, first-party).
 
 The real CLI runs twice with the caller's environment of a first-party user
 (no ``ANTHROPIC_BASE_URL``; ``HTTPS_PROXY`` and ``NODE_EXTRA_CA_CERTS`` lead
-to ``tests/lib/first_party.py``, a TLS stand-in for ``api.anthropic.com``):
-once without the relay, once with it, when the SDK makes itself the CLI's
-HTTPS proxy and forwards through the caller's own. Every request the stand-in
+to ``Upstream.first_party`` in ``tests/lib/relay_upstream.py``, a TLS
+stand-in for ``api.anthropic.com``): once without the relay, once with it,
+when the SDK makes itself the CLI's HTTPS proxy and forwards through the
+caller's own. Every request the stand-in
 records is compared. The normalisation, and nothing more:
 
 - ids that differ on every run: the session, prompt and client request ids
@@ -44,7 +45,7 @@ from tests.e2e.test_e2e_relay import (
 )
 from tests.lib.cli_harness import isolated_env, run_turn
 from tests.lib.fake_api import RecordedRequest, text, tool_use
-from tests.lib.first_party import FirstPartyStandIn
+from tests.lib.relay_upstream import Upstream
 
 pytestmark = [pytest.mark.e2e, pytest.mark.requires_patch("tool-fields-relay")]
 
@@ -103,8 +104,8 @@ async def _capture(
     directory: Path,
     tool_search: str,
     relay: bool,
-) -> FirstPartyStandIn:
-    stand_in = FirstPartyStandIn(directory).start()
+) -> Upstream:
+    stand_in = Upstream.first_party(directory).start()
     try:
         stand_in.api.script(
             *loading(tool_search, SEARCH, LOOKUP),
@@ -149,7 +150,7 @@ async def test_the_api_receives_what_claude_code_sends_plus_the_fields(
     }
     assert {(r.method, r.route) for r in relayed if r.method == "GET"} == side
     # The relay reached the stand-in as the caller's own proxy.
-    assert {path for path, _ in runs[True].connects} == {"api.anthropic.com:443"}
+    assert {seen.path for seen in runs[True].connects} == {"api.anthropic.com:443"}
 
     posts = [
         [r for r in requests if r.method == "POST"] for requests in (plain, relayed)

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.lib.loopback import Loopback
+from tests.lib.loopback import Loopback, Served
 
 __all__ = [
     "FakeMessagesAPI",
@@ -356,7 +356,7 @@ def default_script_predicate(request: RecordedRequest) -> bool:
 # --------------------------------------------------------------------------
 
 
-class FakeMessagesAPI:
+class FakeMessagesAPI(Served):
     """Threaded HTTP stand-in for ``/v1/messages`` on 127.0.0.1."""
 
     def __init__(
@@ -376,36 +376,18 @@ class FakeMessagesAPI:
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self._script: list[ScriptedResponse] = []
-        self._server: Loopback | None = None
 
-    # -- lifecycle ---------------------------------------------------------
+    # -- lifecycle (start, stop, with: Served) -------------------------------
 
-    def start(self) -> FakeMessagesAPI:
-        self._server = Loopback(
+    def _loopback(self) -> Loopback:
+        return Loopback(
             _make_handler(self), "fake-messages-api", self._host, self._port
         )
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.stop()
-            self._server = None
-
-    def __enter__(self) -> FakeMessagesAPI:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     @property
     def url(self) -> str:
         """Base URL for ``ANTHROPIC_BASE_URL`` (no trailing slash)."""
-        if self._server is None:
-            raise RuntimeError("FakeMessagesAPI is not started")
-        host, port = self._server.server.server_address[:2]
-        if isinstance(host, bytes):  # pragma: no cover - AF_UNIX only
-            host = host.decode()
-        return f"http://{host}:{port}"
+        return self.base_url
 
     # -- script ------------------------------------------------------------
 

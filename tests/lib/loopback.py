@@ -1,6 +1,6 @@
 """A stdlib HTTP server on 127.0.0.1, served from a daemon thread.
 
-The stand-in Messages API (``fake_api``) and the relay's stand-in upstream
+The stand-in Messages API (``fake_api``) and the stand-in upstream
 (``relay_upstream``) both run on one, so they behave the same under asyncio
 and trio callers and never keep the interpreter alive.
 """
@@ -10,6 +10,9 @@ from __future__ import annotations
 import ssl
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TypeVar
+
+_Self = TypeVar("_Self", bound="Served")
 
 
 class _Server(ThreadingHTTPServer):
@@ -50,3 +53,38 @@ class Loopback:
         self.server.shutdown()
         self.server.server_close()
         self._thread.join(timeout=5)
+
+
+class Served:
+    """A stand-in served on a ``Loopback`` from ``start`` (or ``with``) until
+    ``stop``; ``_loopback`` says how."""
+
+    _server: Loopback | None = None
+
+    def _loopback(self) -> Loopback:
+        raise NotImplementedError
+
+    def start(self: _Self) -> _Self:
+        self._server = self._loopback()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    def __enter__(self: _Self) -> _Self:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        """``http(s)://host:port``, while served."""
+        if self._server is None:
+            raise RuntimeError(f"{type(self).__name__} is not started")
+        server = self._server.server
+        scheme = "https" if isinstance(server.socket, ssl.SSLSocket) else "http"
+        host, port = server.server_address[:2]
+        return f"{scheme}://{host!s}:{port}"

@@ -1,23 +1,31 @@
-"""Loopback servers shared by the relay's tests: a plain and an HTTPS stand-in upstream."""
+"""Fixtures of the relay's tests: the stand-in upstream over plain HTTP and
+HTTPS (``tests/lib/relay_upstream.py``), a relay in front of the plain one,
+and an HTTP client of the installed mcp's flavour."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.lib.relay_upstream import Upstream
 from tests.lib.tls import LoopbackCertificate, loopback_certificate
+from tests.relay.cases import FIELDS
+
+try:
+    from claude_agent_sdk._internal._mcp_compat import http_client_module
+    from claude_agent_sdk._internal.tool_fields_relay import ToolFieldsRelay
+except ImportError:  # a tree without the relay patch: its tests must fail
+    http_client_module = None  # type: ignore[assignment]
+    ToolFieldsRelay = None  # type: ignore[assignment, misc]
 
 
 @pytest.fixture
 def upstream() -> Iterator[Upstream]:
-    server = Upstream().start()
-    try:
+    with Upstream() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
@@ -27,8 +35,17 @@ def certificate(tmp_path: Path) -> LoopbackCertificate:
 
 @pytest.fixture
 def https_upstream(certificate: LoopbackCertificate) -> Iterator[Upstream]:
-    server = Upstream(tls=certificate.server_context()).start()
-    try:
+    with Upstream(tls=certificate.server_context()) as server:
         yield server
-    finally:
-        server.stop()
+
+
+@pytest.fixture
+async def relay(upstream: Upstream) -> AsyncIterator[ToolFieldsRelay]:
+    async with ToolFieldsRelay(FIELDS, upstream.url) as running:
+        yield running
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[Any]:
+    async with http_client_module().AsyncClient(trust_env=False, timeout=30) as c:
+        yield c

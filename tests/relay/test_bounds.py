@@ -14,7 +14,7 @@ import asyncio
 import json
 import socket
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -37,18 +37,6 @@ pytestmark = pytest.mark.requires_patch("tool-fields-relay")
 STRUCTURED_OUTPUTS_BETA = "structured-outputs-2025-12-15"
 ADVANCED_TOOL_USE_BETA = "advanced-tool-use-2025-11-20"
 MIB = 1024 * 1024
-
-
-@pytest.fixture
-async def relay(upstream: Upstream) -> AsyncIterator[ToolFieldsRelay]:
-    async with ToolFieldsRelay(FIELDS, upstream.url) as running:
-        yield running
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[Any]:
-    async with http_client_module().AsyncClient(trust_env=False, timeout=30) as c:
-        yield c
 
 
 def _port_and_prefix(relay: ToolFieldsRelay) -> tuple[int, bytes]:

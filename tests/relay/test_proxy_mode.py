@@ -24,7 +24,6 @@ from typing import Any
 
 import pytest
 
-from tests.lib.first_party import FirstPartyStandIn
 from tests.lib.relay_upstream import Upstream
 from tests.lib.tls import LoopbackCertificate
 from tests.relay.cases import EXAMPLES, FIELDS, STRICT, messages_body
@@ -48,23 +47,18 @@ pytestmark = pytest.mark.requires_patch("tool-fields-relay")
 
 
 @pytest.fixture
-def first_party(tmp_path: Path) -> Iterator[FirstPartyStandIn]:
-    stand_in = FirstPartyStandIn(tmp_path / "first-party")
-    stand_in.directory.mkdir()
-    stand_in.start()
-    try:
+def first_party(tmp_path: Path) -> Iterator[Upstream]:
+    with Upstream.first_party(tmp_path / "first-party") as stand_in:
         yield stand_in
-    finally:
-        stand_in.stop()
 
 
-def _relay_for(stand_in: FirstPartyStandIn, **options: Any) -> ToolFieldsRelay:
+def _relay_for(stand_in: Upstream, **options: Any) -> ToolFieldsRelay:
     """A proxy-mode relay whose way to api.anthropic.com is the stand-in,
     as the caller's own HTTPS proxy with its CA trusted."""
     return ToolFieldsRelay(
         FIELDS,
         DEFAULT_UPSTREAM,
-        proxy=stand_in.proxy_url,
+        proxy=stand_in.url,
         verify=ssl.create_default_context(cafile=str(stand_in.ca)),
         first_party=True,
         **options,
@@ -162,7 +156,7 @@ def test_the_cli_env_keeps_its_base_url_and_goes_through_the_relay() -> None:
 
 
 async def test_the_ca_file_is_private_holds_no_key_and_is_removed_at_stop(
-    first_party: FirstPartyStandIn, certificate: LoopbackCertificate
+    first_party: Upstream, certificate: LoopbackCertificate
 ) -> None:
     earlier = set(Path(tempfile.gettempdir()).glob("claude-agent-sdk-relay-*"))
     relay = _relay_for(first_party, user_extra_ca=str(certificate.cert))
@@ -185,7 +179,7 @@ async def test_the_ca_file_is_private_holds_no_key_and_is_removed_at_stop(
 
 
 async def test_connect_without_the_relays_credentials_is_refused(
-    first_party: FirstPartyStandIn,
+    first_party: Upstream,
 ) -> None:
     async with _relay_for(first_party) as relay:
         for auth in (None, base64.b64encode(b"sdk:wrong")):
@@ -199,7 +193,7 @@ async def test_connect_without_the_relays_credentials_is_refused(
     assert first_party.connects == []
 
 
-async def test_only_connect_is_served(first_party: FirstPartyStandIn) -> None:
+async def test_only_connect_is_served(first_party: Upstream) -> None:
     async with _relay_for(first_party) as relay:
         port, credentials = _proxy_parts(relay)
         with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
@@ -212,7 +206,7 @@ async def test_only_connect_is_served(first_party: FirstPartyStandIn) -> None:
 
 
 async def test_api_anthropic_com_is_terminated_and_rewritten(
-    first_party: FirstPartyStandIn,
+    first_party: Upstream,
 ) -> None:
     body = messages_body(STRICT)
     async with _relay_for(first_party) as relay:
@@ -246,12 +240,12 @@ async def test_api_anthropic_com_is_terminated_and_rewritten(
     assert seen.body["tools"][0]["strict"] is True
     assert seen.body["tools"][0]["input_examples"] == EXAMPLES
     # Through the caller's own proxy (the stand-in), as Claude Code would go.
-    assert [path for path, _ in first_party.connects] == ["api.anthropic.com:443"]
+    assert [seen.path for seen in first_party.connects] == ["api.anthropic.com:443"]
 
 
 @pytest.mark.parametrize("bypass", [False, True])
 async def test_other_hosts_are_tunnelled_untouched_through_the_callers_proxy(
-    upstream: Upstream, first_party: FirstPartyStandIn, tmp_path: Path, bypass: bool
+    upstream: Upstream, first_party: Upstream, tmp_path: Path, bypass: bool
 ) -> None:
     # The target: another stand-in, reached by CONNECT 127.0.0.1:<port>; the
     # caller's proxy: ``upstream`` (it records CONNECTs and tunnels them).
@@ -287,7 +281,7 @@ async def test_other_hosts_are_tunnelled_untouched_through_the_callers_proxy(
 
 
 async def test_stop_closes_open_tunnels_and_terminated_connections(
-    upstream: Upstream, first_party: FirstPartyStandIn
+    upstream: Upstream, first_party: Upstream
 ) -> None:
     import threading
     import time

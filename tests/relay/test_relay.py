@@ -13,7 +13,6 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -94,18 +93,6 @@ def new_fds(before: set[str], within: float = 2.0) -> set[str]:
     while (extra := open_fds() - before) and time.monotonic() < deadline:
         time.sleep(0.02)
     return extra
-
-
-@pytest.fixture
-async def relay(upstream: Upstream) -> AsyncIterator[ToolFieldsRelay]:
-    async with ToolFieldsRelay(FIELDS, upstream.url) as running:
-        yield running
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[Any]:
-    async with http.AsyncClient(trust_env=False, timeout=30) as c:
-        yield c
 
 
 # --------------------------------------------------------------------------
