@@ -46,7 +46,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from tests.lib.cases import CASE_SCHEMA, GOOD_EXAMPLE
+from tests.lib.cases import CASE_SCHEMA, SEARCH, STRICT_FIELDS
 from tests.lib.relay_upstream import Upstream
 from tools.doc_blocks import write_block
 
@@ -54,8 +54,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".cache" / "bench"
 DOC = ROOT / "docs" / "relay.md"
 
-SDK_TOOL = "mcp__legal__search"
-FIELDS = {SDK_TOOL: {"strict": True, "input_examples": [GOOD_EXAMPLE]}}
+SDK_TOOL = SEARCH
+FIELDS = {SDK_TOOL: STRICT_FIELDS}
 EVENT = (
     b"event: content_block_delta\ndata: "
     + json.dumps(

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import copy
 import json
 import os
 import sys
@@ -39,24 +38,13 @@ from claude_agent_sdk import (
     AssistantMessage,
     TextBlock,
     ToolUseBlock,
-    create_sdk_mcp_server,
-    tool,
 )
-from tests.lib.cases import CASE_SCHEMA, EXTRA_FIELDS, GOOD_EXAMPLE
+from tests.lib.cases import ARGUMENTS, FORK_FIELDS, SEARCH, SERVER, LegalServer
 from tests.lib.cli_harness import Turn, cli_version, isolated_env, run_turn
 from tests.lib.fake_api import FakeMessagesAPI, text, tool_use
 from tools import claude_cli
 
-SERVER = "legal"
-TOOL = "search"
-API_TOOL_NAME = f"mcp__{SERVER}__{TOOL}"
-SCHEMA = CASE_SCHEMA
-FORK_FIELDS: dict[str, Any] = {
-    "strict": True,
-    "input_examples": [GOOD_EXAMPLE],
-    "extra_fields": EXTRA_FIELDS,
-}
-CALL = {"jurisdiction": "se", "terms": ["payout", "claims"]}
+API_TOOL_NAME = SEARCH
 PROMPT = (
     "Use the search tool to find Swedish (jurisdiction 'se') cases about "
     "insurance payout claims, then answer in one sentence."
@@ -65,32 +53,15 @@ REAL_API_DEFAULT = "https://api.anthropic.com"
 
 
 def build_server() -> tuple[Any, list[str]]:
-    notes: list[str] = []
-
-    async def search(args: dict[str, Any]) -> dict[str, Any]:
-        terms = " + ".join(args["terms"])
-        return {
-            "content": [
-                {
-                    "type": "text",
-                    "text": f"2 cases for {terms} in {args['jurisdiction']}: "
-                    "NJA 2019 s. 123; NJA 2021 s. 45",
-                }
-            ]
-        }
-
     try:
-        search_tool = tool(
-            TOOL, "Search case law", copy.deepcopy(SCHEMA), **copy.deepcopy(FORK_FIELDS)
-        )(search)
+        return LegalServer(FORK_FIELDS).config, []
     except TypeError as error:
         # Pristine upstream: tool() has no strict/input_examples/extra_fields.
-        notes.append(
+        note = (
             f"NOTE: this claude_agent_sdk's tool() rejects the fork's fields ({error});"
             " serving a plain tool instead. Install this repository's package."
         )
-        search_tool = tool(TOOL, "Search case law", copy.deepcopy(SCHEMA))(search)
-    return create_sdk_mcp_server(SERVER, tools=[search_tool]), notes
+        return LegalServer().config, [note]
 
 
 def compact_json(value: Any, indent: str = "") -> str:
@@ -212,7 +183,7 @@ RELAY_ON = False  # set by --relay for a --real-api run
 
 def _script(api: FakeMessagesAPI) -> None:
     api.script(
-        tool_use(API_TOOL_NAME, CALL, preamble="Let me search."),
+        tool_use(API_TOOL_NAME, ARGUMENTS, preamble="Let me search."),
         text("Two Swedish cases match: NJA 2019 s. 123 and NJA 2021 s. 45."),
     )
 

@@ -35,11 +35,8 @@ def claude_cli() -> str:
 @pytest.fixture
 def fake_api() -> Iterator[FakeMessagesAPI]:
     """A fresh stand-in Messages API on 127.0.0.1, stopped after the test."""
-    api = FakeMessagesAPI().start()
-    try:
+    with FakeMessagesAPI() as api:
         yield api
-    finally:
-        api.stop()
 
 
 @pytest.fixture
@@ -53,6 +50,20 @@ def e2e_home(tmp_path: Path) -> Path:
 def e2e_env(fake_api: FakeMessagesAPI, e2e_home: Path) -> dict[str, str]:
     """CLI environment: the stand-in API, a dummy key, an isolated HOME."""
     return isolated_env(fake_api.url, e2e_home)
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("false", id="tool-search-off"),
+        pytest.param("true", id="tool-search-on"),
+    ]
+)
+def tool_search(request: pytest.FixtureRequest) -> str:
+    """``ENABLE_TOOL_SEARCH`` for the CLI: a test that takes it runs with tool
+    search off (MCP tools in ``tools`` from the first request) and on (the
+    model loads them with ``ToolSearch``: ``fake_api.loading``)."""
+    value: str = request.param
+    return value
 
 
 @pytest.fixture

@@ -18,7 +18,6 @@ has no ``strict``/``input_examples``/``extra_fields`` and they fail with a
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +26,18 @@ import pytest
 from claude_agent_sdk import (
     AssistantMessage,
     ToolUseBlock,
-    create_sdk_mcp_server,
-    tool,
 )
-from tests.lib.cases import CASE_SCHEMA, EXTRA_FIELDS, GOOD_EXAMPLE
+from tests.lib.cases import (
+    ARGUMENTS,
+    CASE_SCHEMA,
+    EXTRA_FIELDS,
+    FORK_FIELDS,
+    GOOD_EXAMPLE,
+    SEARCH,
+    SERVER,
+    LegalServer,
+    answer,
+)
 from tests.lib.cli_harness import TOOL_HOOK_EVENTS, Turn, cli_version_from_env, run_turn
 from tests.lib.fake_api import (
     FakeMessagesAPI,
@@ -44,43 +51,20 @@ pytestmark = pytest.mark.e2e
 
 FEATURE = pytest.mark.requires_patch("serve-extra-tool-fields")
 
-SERVER = "legal"
 TOOL = "search"
-API_TOOL_NAME = f"mcp__{SERVER}__{TOOL}"
+API_TOOL_NAME = SEARCH
 DESCRIPTION = "Search case law"
 SCHEMA = CASE_SCHEMA
 INPUT_EXAMPLES = [GOOD_EXAMPLE]
-ARGUMENTS = {"jurisdiction": "se", "terms": ["payout", "claims"]}
 # The upstream report's case: an array written as bare words.
 BROKEN_INPUT = '{"terms": [payout, claims]}'
 PROMPT = "Find Swedish cases about insurance payouts and claims."
 
 
-class LegalServer:
-    """An SDK MCP server with one ``search`` tool that records its calls."""
-
-    def __init__(self, variant: str) -> None:
-        self.calls: list[dict[str, Any]] = []
-        fork_fields: dict[str, Any] = {}
-        if variant == "strict":
-            # Only the fork's tool() takes these; upstream raises TypeError.
-            fork_fields = {
-                "strict": True,
-                "input_examples": copy.deepcopy(INPUT_EXAMPLES),
-                "extra_fields": dict(EXTRA_FIELDS),
-            }
-
-        @tool(TOOL, DESCRIPTION, copy.deepcopy(SCHEMA), **fork_fields)
-        async def search(args: dict[str, Any]) -> dict[str, Any]:
-            self.calls.append(args)
-            return {"content": [{"type": "text", "text": self.answer(args)}]}
-
-        self.config = create_sdk_mcp_server(SERVER, tools=[search])
-
-    @staticmethod
-    def answer(args: dict[str, Any]) -> str:
-        terms = " + ".join(args["terms"])
-        return f"2 cases for {terms} in {args['jurisdiction']}: NJA 2019 s. 123; NJA 2021 s. 45"
+def legal_server(variant: str) -> LegalServer:
+    """The ``search`` tool, plain or with the fork's fields."""
+    # Only the fork's tool() takes these; upstream raises TypeError.
+    return LegalServer(FORK_FIELDS if variant == "strict" else None)
 
 
 VARIANTS = [
@@ -132,7 +116,7 @@ async def test_sdk_server_initializes_and_lists_a_plain_tool_as_upstream(
     fake_api: FakeMessagesAPI, turn_runner: Any
 ) -> None:
     fake_api.script(text("Nothing to search."))
-    turn = await turn_runner(LegalServer("plain"))
+    turn = await turn_runner(legal_server("plain"))
 
     methods = [e.method for e in turn.transport.mcp_exchanges(SERVER)]
     assert methods[:3] == ["initialize", "notifications/initialized", "tools/list"]
@@ -154,7 +138,7 @@ async def test_tools_list_entry_the_cli_received_carries_strict_examples_and_ext
     fake_api: FakeMessagesAPI, turn_runner: Any
 ) -> None:
     fake_api.script(text("Nothing to search."))
-    turn = await turn_runner(LegalServer("strict"))
+    turn = await turn_runner(legal_server("strict"))
 
     (entry,) = turn.transport.listed_tools(SERVER)
     assert entry["name"] == TOOL
@@ -177,7 +161,7 @@ async def test_tool_is_offered_to_the_model_as_mcp_name_with_declared_schema(
     variant: str, fake_api: FakeMessagesAPI, turn_runner: Any
 ) -> None:
     fake_api.script(text("Nothing to search."))
-    await turn_runner(LegalServer(variant))
+    await turn_runner(legal_server(variant))
 
     definition = offered_tool(fake_api)
     assert definition["name"] == API_TOOL_NAME
@@ -198,7 +182,7 @@ async def test_tool_use_runs_the_handler_with_those_arguments_and_returns_its_re
         tool_use(API_TOOL_NAME, ARGUMENTS, tool_use_id="toolu_e2e_call"),
         text("Two cases found."),
     )
-    server = LegalServer(variant)
+    server = legal_server(variant)
     turn = await turn_runner(server)
 
     assert server.calls == [ARGUMENTS]
@@ -213,9 +197,7 @@ async def test_tool_use_runs_the_handler_with_those_arguments_and_returns_its_re
         r for r in follow_up.tool_results() if r["tool_use_id"] == "toolu_e2e_call"
     ]
     assert not result.get("is_error")
-    assert result["content"] == [
-        {"type": "text", "text": LegalServer.answer(ARGUMENTS)}
-    ]
+    assert result["content"] == [{"type": "text", "text": answer(ARGUMENTS)}]
 
     assert [h["tool_input"] for h in turn.hooks.fired("PreToolUse")] == [ARGUMENTS]
     assert turn.result is not None and not turn.result.is_error
@@ -244,7 +226,7 @@ async def test_broken_tool_input_json_is_refused_before_the_tool_or_any_hook(
         broken_tool_use(API_TOOL_NAME, BROKEN_INPUT, tool_use_id="toolu_e2e_broken"),
         text("Sorry, retrying is not possible."),
     )
-    server = LegalServer(variant)
+    server = legal_server(variant)
     turn = await turn_runner(server)
 
     assert server.calls == []
@@ -310,7 +292,7 @@ async def test_canary_cli_sends_strict_and_input_examples_to_the_api(
     fields on ``tools/list``, as on pristine upstream) is a real failure.
     """
     fake_api.script(text("Nothing to search."))
-    turn = await turn_runner(LegalServer("strict"))
+    turn = await turn_runner(legal_server("strict"))
 
     try:
         (entry,) = turn.transport.listed_tools(SERVER)

@@ -30,64 +30,36 @@ from claude_agent_sdk import (
     tool,
 )
 from claude_agent_sdk.types import StreamEvent
-from tests.lib.cases import CASE_SCHEMA, GOOD_EXAMPLE
+from tests.lib.cases import (
+    ARGUMENTS,
+    CASE_SCHEMA,
+    LOOKUP,
+    SEARCH,
+    SERVER,
+    STRICT_FIELDS,
+    LegalServer,
+)
 from tests.lib.cli_harness import Turn, isolated_env, run_turn
 from tests.lib.fake_api import (
     FakeMessagesAPI,
     RecordedRequest,
     api_error,
+    loading,
     text,
     tool_use,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.requires_patch("tool-fields-relay")]
 
-SERVER = "legal"
-SEARCH = f"mcp__{SERVER}__search"
-LOOKUP = f"mcp__{SERVER}__lookup"
-INPUT_EXAMPLES = [GOOD_EXAMPLE]
-ARGUMENTS = {"jurisdiction": "se", "terms": ["payout", "claims"]}
+INPUT_EXAMPLES = STRICT_FIELDS["input_examples"]
 BETA = "advanced-tool-use-2025-11-20"
 STRUCTURED_OUTPUTS = "structured-outputs-2025-12-15"
 PLAIN_KEYS = {"name", "description", "input_schema", "defer_loading"}
 
-TOOL_SEARCH = [
-    pytest.param("false", id="tool-search-off"),
-    pytest.param("true", id="tool-search-on"),
-]
 
-
-class LegalServer:
+def legal_server(**options: Any) -> LegalServer:
     """``search`` (strict, with input examples) and ``lookup`` (plain)."""
-
-    def __init__(self, name: str = SERVER, on_search: Any = None) -> None:
-        self.calls: list[dict[str, Any]] = []
-
-        @tool(
-            "search",
-            "Search case law",
-            copy.deepcopy(CASE_SCHEMA),
-            strict=True,
-            input_examples=copy.deepcopy(INPUT_EXAMPLES),
-        )
-        async def search(args: dict[str, Any]) -> dict[str, Any]:
-            self.calls.append(args)
-            if on_search is not None:
-                await on_search()
-            return {"content": [{"type": "text", "text": "2 cases: NJA 2019 s. 123"}]}
-
-        @tool("lookup", "Look up a case by citation", {"citation": str})
-        async def lookup(args: dict[str, Any]) -> dict[str, Any]:
-            return {"content": [{"type": "text", "text": "NJA 2019 s. 123"}]}
-
-        self.config = create_sdk_mcp_server(name, tools=[search, lookup])
-
-
-def loading(tool_search: str, *names: str) -> list[Any]:
-    """The script steps that make the model load ``names`` (tool search on)."""
-    if tool_search != "true":
-        return []
-    return [tool_use("ToolSearch", {"query": "select:" + ",".join(names)})]
+    return LegalServer(STRICT_FIELDS, lookup=True, **options)
 
 
 def with_tool(api: FakeMessagesAPI, name: str) -> list[RecordedRequest]:
@@ -127,7 +99,6 @@ async def relay_turn(
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("tool_search", TOOL_SEARCH)
 async def test_fields_reach_the_api_and_the_tool_round_trip_works(
     claude_cli: str,
     fake_api: FakeMessagesAPI,
@@ -135,7 +106,7 @@ async def test_fields_reach_the_api_and_the_tool_round_trip_works(
     e2e_cwd: Path,
     tool_search: str,
 ) -> None:
-    server = LegalServer()
+    server = legal_server()
     fake_api.script(
         *loading(tool_search, SEARCH, LOOKUP),
         tool_use(SEARCH, ARGUMENTS),
@@ -185,7 +156,7 @@ async def test_everything_but_the_added_fields_is_what_the_cli_sent(
             api.script(tool_use(SEARCH, ARGUMENTS), text("Found one case."))
             env = relay_env("false", ANTHROPIC_BASE_URL=api.url)
             await relay_turn(
-                claude_cli, e2e_cwd, env, LegalServer(), tool_fields_relay=relay
+                claude_cli, e2e_cwd, env, legal_server(), tool_fields_relay=relay
             )
             bodies[relay] = [r.body for r in api.messages_requests()]
             betas[relay] = [
@@ -242,7 +213,6 @@ async def test_names_are_normalized_as_the_cli_does(
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("tool_search", TOOL_SEARCH)
 async def test_a_delayed_sse_chunk_reaches_the_cli_before_the_stream_ends(
     claude_cli: str,
     fake_api: FakeMessagesAPI,
@@ -259,7 +229,7 @@ async def test_a_delayed_sse_chunk_reaches_the_cli_before_the_stream_ends(
         cli_path=claude_cli,
         cwd=str(e2e_cwd),
         env=relay_env(tool_search),
-        mcp_servers={SERVER: LegalServer().config},
+        mcp_servers={SERVER: legal_server().config},
         setting_sources=[],
         include_partial_messages=True,
         tool_fields_relay=True,
@@ -289,7 +259,6 @@ async def test_a_delayed_sse_chunk_reaches_the_cli_before_the_stream_ends(
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("tool_search", TOOL_SEARCH)
 async def test_an_api_400_surfaces_to_the_caller_with_its_message(
     claude_cli: str,
     fake_api: FakeMessagesAPI,
@@ -302,7 +271,7 @@ async def test_an_api_400_surfaces_to_the_caller_with_its_message(
     fake_api.script(*loading(tool_search, SEARCH), api_error(400, message))
     caplog.set_level(logging.WARNING, "claude_agent_sdk._internal.relay.lifecycle")
     with pytest.raises(ResultError) as raised:
-        await relay_turn(claude_cli, e2e_cwd, relay_env(tool_search), LegalServer())
+        await relay_turn(claude_cli, e2e_cwd, relay_env(tool_search), legal_server())
     error = raised.value
     assert getattr(error, "api_error_status", None) == 400, repr(error)
     assert message in str(error)
@@ -339,7 +308,6 @@ def _status(url: str) -> int:
         return error.code
 
 
-@pytest.mark.parametrize("tool_search", TOOL_SEARCH)
 async def test_a_request_without_the_secret_prefix_is_refused(
     claude_cli: str,
     fake_api: FakeMessagesAPI,
@@ -366,7 +334,7 @@ async def test_a_request_without_the_secret_prefix_is_refused(
         }.items():
             seen[label] = await asyncio.to_thread(_status, url)
 
-    server = LegalServer(on_search=probe)
+    server = legal_server(on_search=probe)
     fake_api.script(
         *loading(tool_search, SEARCH), tool_use(SEARCH, ARGUMENTS), text("Done.")
     )
@@ -395,7 +363,6 @@ async def test_a_request_without_the_secret_prefix_is_refused(
     assert all(seen["secret"] not in r.path for r in fake_api.requests)
 
 
-@pytest.mark.parametrize("tool_search", TOOL_SEARCH)
 async def test_https_proxy_in_the_callers_environment_keeps_the_loopback_leg(
     claude_cli: str,
     fake_api: FakeMessagesAPI,
@@ -412,7 +379,7 @@ async def test_https_proxy_in_the_callers_environment_keeps_the_loopback_leg(
         env.pop(name, None)
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HTTPS_PROXY", dead_proxy)
-    server = LegalServer()
+    server = legal_server()
     fake_api.script(
         *loading(tool_search, SEARCH), tool_use(SEARCH, ARGUMENTS), text("Done.")
     )
@@ -427,4 +394,4 @@ async def test_bedrock_is_refused_before_anything_starts(
 ) -> None:
     env = relay_env("false", CLAUDE_CODE_USE_BEDROCK="1")
     with pytest.raises(ValueError, match="CLAUDE_CODE_USE_BEDROCK"):
-        await relay_turn(claude_cli, e2e_cwd, env, LegalServer())
+        await relay_turn(claude_cli, e2e_cwd, env, legal_server())

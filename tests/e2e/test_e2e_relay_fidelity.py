@@ -33,18 +33,16 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_e2e_relay import (
+from tests.lib.cases import (
     ARGUMENTS,
-    INPUT_EXAMPLES,
     LOOKUP,
     SEARCH,
     SERVER,
-    TOOL_SEARCH,
+    STRICT_FIELDS,
     LegalServer,
-    loading,
 )
 from tests.lib.cli_harness import isolated_env, run_turn
-from tests.lib.fake_api import RecordedRequest, text, tool_use
+from tests.lib.fake_api import RecordedRequest, loading, text, tool_use
 from tests.lib.relay_upstream import Upstream
 
 pytestmark = [pytest.mark.e2e, pytest.mark.requires_patch("tool-fields-relay")]
@@ -116,7 +114,7 @@ async def _capture(
         turn = await run_turn(
             cli=claude_cli,
             prompt="Find Swedish cases about insurance payouts.",
-            mcp_servers={SERVER: LegalServer().config},
+            mcp_servers={SERVER: LegalServer(STRICT_FIELDS, lookup=True).config},
             env=env,
             cwd=cwd,
             allowed_tools=[SEARCH, LOOKUP],
@@ -129,7 +127,6 @@ async def _capture(
     return stand_in
 
 
-@pytest.mark.parametrize("tool_search", TOOL_SEARCH)
 async def test_the_api_receives_what_claude_code_sends_plus_the_fields(
     claude_cli: str, e2e_home: Path, e2e_cwd: Path, tmp_path: Path, tool_search: str
 ) -> None:
@@ -170,5 +167,5 @@ async def test_the_api_receives_what_claude_code_sends_plus_the_fields(
         expected = copy.deepcopy(sent.body)
         for entry in expected.get("tools", []):
             if entry["name"] == SEARCH:
-                entry.update(strict=True, input_examples=INPUT_EXAMPLES)
+                entry.update(copy.deepcopy(STRICT_FIELDS))
         assert _normalised(received.body) == _normalised(expected)

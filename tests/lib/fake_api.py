@@ -59,6 +59,7 @@ __all__ = [
     "ScriptedResponse",
     "api_error",
     "broken_tool_use",
+    "loading",
     "text",
     "tool_use",
 ]
@@ -284,6 +285,14 @@ def broken_tool_use(
         chunk_size=chunk_size,
         label="broken_tool_use",
     )
+
+
+def loading(tool_search: str, *names: str) -> list[ScriptedResponse]:
+    """The steps that make the model load ``names`` with ``ToolSearch`` when
+    the CLI runs with ``ENABLE_TOOL_SEARCH=tool_search``: none when it is off."""
+    if tool_search != "true":
+        return []
+    return [tool_use("ToolSearch", {"query": "select:" + ",".join(names)})]
 
 
 # --------------------------------------------------------------------------
