@@ -16,7 +16,7 @@ from tests.relay.cases import FIELDS
 
 try:
     from claude_agent_sdk._internal._mcp_compat import http_client_module
-    from claude_agent_sdk._internal.tool_fields_relay import ToolFieldsRelay
+    from claude_agent_sdk._internal.relay.lifecycle import ToolFieldsRelay
 except ImportError:  # a tree without the relay patch: its tests must fail
     http_client_module = None  # type: ignore[assignment]
     ToolFieldsRelay = None  # type: ignore[assignment, misc]
