@@ -436,9 +436,13 @@ def mcp_corpus(session: nox.Session) -> None:
 
 @nox.session(python=TOOL_PYTHON)
 def docs(session: nox.Session) -> None:
-    """Regenerate the docs tables that come from tests (docs/refused-definitions.md)."""
+    """Regenerate the docs tables that come from tests or code.
+
+    docs/refused-definitions.md's table, and docs/strict-mode.md's rules.
+    """
     session.install(".", MCP_MAJORS["mcp2"], *TEST_DEPS)
     session.run("python", "tests/robustness/bad_inputs.py", "--write")
+    session.run("python", "tools/strict_rules_doc.py", "--write")
 
 
 def _junit_outcomes(report: Path) -> tuple[list[str], list[str]]:

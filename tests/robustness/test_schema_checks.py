@@ -34,10 +34,8 @@ from claude_agent_sdk import create_sdk_mcp_server, tool
 from tests.lib.cli_peer import serve
 
 try:
-    from claude_agent_sdk._internal.schema_checks import (
-        MAX_SCHEMA_DEPTH,
-        check_input_schema,
-    )
+    from claude_agent_sdk._internal.schema_checks import check_input_schema
+    from claude_agent_sdk._internal.schema_graph import MAX_SCHEMA_DEPTH
     from claude_agent_sdk._internal.strict_schema import make_strict
 except ImportError:  # a tree without the patch: these tests must fail
     MAX_SCHEMA_DEPTH = None  # type: ignore[assignment]

@@ -1,0 +1,42 @@
+"""docs/strict-mode.md's rules table is the one strict_schema.RULES renders.
+
+The SDK holds strict mode's rules as one table, read by the checks, the
+description transform and the pydantic path; the doc's table is generated
+from it (tools/strict_rules_doc.py), so a rule changed in the code without
+``tools/nox -s docs`` fails here.
+"""
+
+from __future__ import annotations
+
+from claude_agent_sdk._internal.strict_schema import (
+    DESCRIBED_KEYWORDS,
+    RULES,
+    Served,
+    make_strict,
+)
+from tools import strict_rules_doc
+from tools.doc_blocks import read_block
+
+
+def test_the_doc_table_is_generated_from_the_rules() -> None:
+    assert read_block(strict_rules_doc.DOC, strict_rules_doc.BLOCK) == (
+        strict_rules_doc.render_table()
+    ), "docs/strict-mode.md is stale: run tools/nox -s docs"
+
+
+def test_every_described_keyword_has_a_row_and_is_served_in_words() -> None:
+    table = strict_rules_doc.render_table()
+    for keyword in DESCRIBED_KEYWORDS:
+        assert f"`{keyword}" in table
+    served, violations = make_strict(
+        {"type": "object", "properties": {"n": {"type": "integer", "maximum": 5}}},
+        describe=True,
+    )
+    assert violations == []
+    assert served["properties"]["n"]["description"] == "{maximum: 5}"
+
+
+def test_every_refused_keyword_rule_has_a_message() -> None:
+    for rule in RULES:
+        if rule.served_as is Served.REFUSED or rule.check is not None:
+            assert rule.message, rule

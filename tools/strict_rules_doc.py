@@ -1,0 +1,86 @@
+"""docs/strict-mode.md's rules table, generated from ``strict_schema.RULES``.
+
+Strict mode's rules are one table in the SDK (which keywords are kept,
+moved into the description and enforced, or refused, with what message, and
+whether a pydantic model enforces them); the checks, the description
+transform and the pydantic path read it, and so does this renderer, so the
+doc cannot drift from the code (tests/repo/test_strict_rules_doc.py compares
+them). Rewrite the block with ``python tools/strict_rules_doc.py --write``
+(or ``tools/nox -s docs``); ``--check`` exits 1 when it is stale.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: tools.doc_blocks
+    sys.path.insert(0, str(ROOT))
+
+from claude_agent_sdk._internal.strict_schema import RULES, Rule, Served  # noqa: E402
+from tools.doc_blocks import read_block, write_block  # noqa: E402
+
+DOC = ROOT / "docs" / "strict-mode.md"
+BLOCK = "strict-rules"
+HEADER = (
+    "| Keyword (strict mode) | Served as | Enforced by | Pydantic model enforces it |\n"
+    "|---|---|---|---|"
+)
+_SERVED = {
+    Served.KEPT: "as written",
+    Served.DESCRIBED: "**described**",
+    Served.NORMALIZED: "**normalized**",
+    Served.NOT_SERVED: "**not served**",
+    Served.REFUSED: "**refused**",
+}
+
+
+def _rows() -> list[list[Rule]]:
+    """The shown rules, consecutive ones served and enforced alike in one row."""
+    rows: list[list[Rule]] = []
+    for rule in RULES:
+        if not rule.label:
+            continue
+        last = rows[-1][-1] if rows else None
+        if last is not None and (
+            last.served_as,
+            last.note,
+            last.enforced_by,
+            last.pydantic_enforces,
+        ) == (rule.served_as, rule.note, rule.enforced_by, rule.pydantic_enforces):
+            rows[-1].append(rule)
+        else:
+            rows.append([rule])
+    return rows
+
+
+def render_table() -> str:
+    lines = [HEADER]
+    for row in _rows():
+        first = row[0]
+        keyword = ", ".join(rule.label for rule in row)
+        served = _SERVED[first.served_as] + first.note
+        pydantic = "yes" if first.pydantic_enforces else "—"
+        lines.append(f"| {keyword} | {served} | {first.enforced_by} | {pydantic} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["--write"]:
+        write_block(DOC, BLOCK, render_table())
+        return 0
+    if argv == ["--check"]:
+        if read_block(DOC, BLOCK) != render_table():
+            print(f"{DOC} is stale: python tools/strict_rules_doc.py --write")
+            return 1
+        return 0
+    if argv:
+        print("usage: strict_rules_doc.py [--write | --check]", file=sys.stderr)
+        return 2
+    print(render_table())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
