@@ -721,3 +721,46 @@ async def test_an_opted_in_typeddict_keeps_its_literal_as_an_enum() -> None:
     assert ok["isError"] is False
     assert received == [{"jurisdiction": "no", "terms": []}]
     assert error_text(bad) == "Input validation error: 'dk' is not one of ['se', 'no']"
+
+
+# --- examples under the keys the model validates ----------------------------------
+
+
+class _Camel(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=lambda name: name.title().replace("_", ""),
+        populate_by_name=True,
+    )
+
+    case_id: int
+    page_size: int = 20
+
+
+class _Renamed(BaseModel):
+    full_name: str = Field(serialization_alias="fullName")
+
+
+@FEATURE
+@pytest.mark.parametrize("strict", [None, True], ids=["plain", "strict"])
+async def test_an_example_instance_is_served_under_the_keys_the_schema_names(
+    strict: bool | None,
+) -> None:
+    camel = tool(
+        "camel", "d", _Camel, strict=strict, input_examples=[_Camel(case_id=7)]
+    )
+    renamed = tool(
+        "renamed",
+        "d",
+        _Renamed,
+        strict=strict,
+        input_examples=[_Renamed(full_name="A")],
+    )
+    listed = await tools_by_name(_server(camel(_echo), renamed(_echo)))
+
+    # Set fields only (no default page_size), by the key the model validates.
+    assert listed["camel"]["input_examples"] == [{"CaseId": 7}]
+    assert listed["renamed"]["input_examples"] == [{"full_name": "A"}]
+    for entry in listed.values():
+        validator = jsonschema.Draft202012Validator(entry["inputSchema"])
+        for example in entry["input_examples"]:
+            validator.validate(example)

@@ -180,9 +180,12 @@ def example_to_json(
 ) -> dict[str, Any]:
     """The JSON object served for ``input_examples[index]`` of a model's tool.
 
-    An instance of ``model`` is dumped as JSON by alias, with only the fields
-    that were set, so the example shows what its author wrote rather than
-    every default; a dict is taken as written. Either way the result is then
+    An instance of ``model`` is dumped as JSON with only the fields that were
+    set, so the example shows what its author wrote rather than every
+    default, each under the key the model validates (its validation alias,
+    the first of ``AliasChoices``, else its alias or name; never a
+    serialization alias), which is the key the listed schema names; a dict
+    is taken as written. Either way the result is then
     validated by ``model``, so every served example is an input the tool
     accepts (an instance built with ``model_construct`` is not checked when
     it is built). The SDK goes on to check it against the served schema.
@@ -192,8 +195,9 @@ def example_to_json(
     where = f"Tool '{tool_name}': input_examples[{index}]"
     if isinstance(example, model):
         try:
-            data: Any = example.model_dump(
-                mode="json", by_alias=True, exclude_unset=True
+            data: Any = _validation_keyed(
+                example,
+                example.model_dump(mode="json", by_alias=False, exclude_unset=True),
             )
         except pydantic_core.PydanticSerializationError as e:
             raise ValueError(f"{where} cannot be written as JSON: {e}") from None
@@ -219,6 +223,43 @@ def example_to_json(
         ) from None
     result: dict[str, Any] = data
     return result
+
+
+def _validation_keyed(value: Any, dumped: Any) -> Any:
+    """``dumped`` (a dump by field name) with each model's fields renamed to
+    the keys the model validates, walking ``value`` (what was dumped) beside
+    it so that nested models, lists of them and unions are each keyed by
+    their own class."""
+    if isinstance(value, pydantic.BaseModel) and isinstance(dumped, dict):
+        fields = type(value).model_fields
+        return {
+            _validation_key(key, fields[key]) if key in fields else key: (
+                _validation_keyed(getattr(value, key, None), item)
+            )
+            for key, item in dumped.items()
+        }
+    sized = isinstance(value, (list, tuple, dict)) and isinstance(dumped, (list, dict))
+    same_length = sized and len(value) == len(dumped)
+    if same_length and isinstance(value, (list, tuple)) and isinstance(dumped, list):
+        return [_validation_keyed(v, d) for v, d in zip(value, dumped, strict=True)]
+    if same_length and isinstance(value, dict) and isinstance(dumped, dict):
+        pairs = zip(value.values(), dumped.items(), strict=True)
+        return {key: _validation_keyed(v, item) for v, (key, item) in pairs}
+    return dumped
+
+
+def _validation_key(name: str, field: pydantic.fields.FieldInfo) -> str:
+    """The key under which the model validates field ``name`` (and which its
+    validation-mode JSON Schema names)."""
+    alias = field.validation_alias
+    if isinstance(alias, pydantic.AliasChoices):
+        alias = alias.choices[0] if alias.choices else None
+    if isinstance(alias, pydantic.AliasPath):
+        first = alias.path[0] if len(alias.path) == 1 else None
+        alias = first if isinstance(first, str) else None
+    if isinstance(alias, str):
+        return alias
+    return field.alias or name
 
 
 def _failing_field(model: type[pydantic.BaseModel]) -> str:
