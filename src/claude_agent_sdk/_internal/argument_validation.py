@@ -32,7 +32,13 @@ def _unfetched(uri: str) -> Resource[Any]:
     return DRAFT202012.create_resource(_Unfetched())
 
 
-_OFFLINE_REGISTRY: Registry[Any] = Registry(retrieve=_unfetched)  # type: ignore[call-arg]
+OFFLINE_REGISTRY: Registry[Any] = Registry(retrieve=_unfetched)  # type: ignore[call-arg]
+"""The SDK's one reference registry: it never fetches a document.
+
+Every validator the SDK builds uses it, and so does the definition-time
+reference walk (``schema_graph.SchemaGraph``), which reports a reference
+that lands in a stand-in document as external.
+"""
 
 
 def compile_validator(schema: dict[str, Any]) -> Any:
@@ -45,7 +51,7 @@ def compile_validator(schema: dict[str, Any]) -> Any:
     """
     validator_class = jsonschema.validators.validator_for(schema)
     validator_class.check_schema(schema)
-    return validator_class(schema, registry=_OFFLINE_REGISTRY)
+    return validator_class(schema, registry=OFFLINE_REGISTRY)
 
 
 def argument_error(validator: Any, arguments: dict[str, Any]) -> str | None:

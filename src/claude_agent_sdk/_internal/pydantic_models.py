@@ -39,7 +39,7 @@ import pydantic_core
 import typing_extensions
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 
-from .strict_schema import describe_constraints
+from .strict_schema import PYDANTIC_DESCRIBED_KEYWORDS, describe_constraints
 
 ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
 
@@ -350,7 +350,9 @@ def _describe_enforced_constraints(schema: dict[str, Any]) -> None:
     enforces). It is appended to the description of the schema that held it,
     as ``{maximum: 50}`` after a blank line, the form ``transform_schema``
     uses (``strict_schema.describe_constraints``, shared with JSON Schema
-    tools). The notes themselves are removed everywhere.
+    tools), and only if strict mode's rule for it says a model enforces it
+    (``strict_schema.RULES``, ``pydantic_enforces``). The notes themselves
+    are removed everywhere.
     """
     for node in _schema_nodes(schema):
         notes = node.pop(_ENFORCED, None)
@@ -362,7 +364,9 @@ def _describe_enforced_constraints(schema: dict[str, Any]) -> None:
             {
                 key
                 for key, value in noted.items()
-                if key in node and _same_json(node[key], value)
+                if key in PYDANTIC_DESCRIBED_KEYWORDS
+                and key in node
+                and _same_json(node[key], value)
             },
         )
 

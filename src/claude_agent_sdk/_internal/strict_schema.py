@@ -20,26 +20,32 @@ SDK sees every schema when the tool is defined, so it checks there:
   would quietly let through calls the author meant to refuse.
 - ``find_strict_violations`` is the check on its own: every place a schema
   breaks a rule, as a JSON Pointer to the offending keyword and the rule.
+- ``RULES`` is strict mode's rules as one table: for each keyword (or schema
+  shape), whether it is kept, moved into the description (and enforced by
+  the SDK), normalized or refused, with its message and whether a pydantic
+  model enforces it. The checks, ``describe_constraints`` and the pydantic
+  path read it, and docs/strict-mode.md's table is generated from it.
 - ``find_limit_violations`` applies the per-request caps to all strict tools
   that can reach one request, and ``check_request_limits`` does so for the
   SDK servers handed to one query.
 
 References (``$ref``, embedded ``$id`` resources, ``$anchor``) are resolved
 as jsonschema resolves them, with the ``referencing`` library and never over
-the network (``schema_checks.SchemaGraph``), so a recursive schema is found
+the network (``schema_graph.SchemaGraph``), so a recursive schema is found
 however it is spelled. None of this raises on any value: a malformed,
 non-finite or too deeply nested schema is reported, not crashed on.
 """
 
 from __future__ import annotations
 
+import enum
 import json
 import weakref
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from .schema_checks import (
+from .schema_graph import (
     MAX_SCHEMA_DEPTH,
     MAX_SCHEMA_POSITIONS,
     Reference,
@@ -60,24 +66,517 @@ UNION_PARAMETER_LIMIT = 16
 
 Path = tuple[str | int, ...]
 
-_NUMERIC_CONSTRAINTS = (
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
+
+# --- strict mode's rules, as one table -----------------------------------------
+
+
+class Served(enum.Enum):
+    """How the SDK serves a keyword (or a schema shape) of a strict tool."""
+
+    KEPT = "as written"
+    DESCRIBED = "described"
+    """Moved into the description of the schema that held it, and still
+    enforced by the validator on every call."""
+    NORMALIZED = "normalized"
+    """Served as a corrected copy that accepts what the author's accepted."""
+    NOT_SERVED = "not served"
+    REFUSED = "refused"
+    """The tool is refused when it is defined (``ValueError``)."""
+
+
+Finding = tuple[Path, dict[str, Any]]
+"""Where, under the keyword, a rule is broken, and the message's fields."""
+
+
+def _always(value: Any) -> Iterator[Finding]:
+    yield (), {}
+
+
+def _false(value: Any) -> Iterator[Finding]:
+    if value is False:
+        yield (), {}
+
+
+def _not_false(value: Any) -> Iterator[Finding]:
+    if value is not False:
+        yield (), {"found": "true" if value is True else "a schema"}
+
+
+def _not_zero_or_one(value: Any) -> Iterator[Finding]:
+    if not _is_zero_or_one(value):
+        yield (), {}
+
+
+def _regex_constructs(value: Any) -> Iterator[Finding]:
+    if isinstance(value, str):
+        for construct, example in _unsupported_regex_constructs(value):
+            yield (), {"construct": construct, "example": example}
+
+
+def _not_a_string(value: Any) -> Iterator[Finding]:
+    if not isinstance(value, str):
+        yield (), {}
+
+
+def _names_with_regex_constructs(value: Any) -> Iterator[Finding]:
+    if isinstance(value, dict):
+        for name in value:
+            for _, fields in _regex_constructs(name):
+                yield (name,), fields
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One of strict mode's rules: what a keyword is served as, and why.
+
+    A rule with a ``check`` is applied to every schema holding ``keyword``
+    (``check`` yields each place its value breaks the rule); one without is
+    applied by the code named in its ``name`` and only lends its message.
+    ``message`` is a ``str.format`` template with ``keyword``, ``value`` and
+    the check's fields. ``label``, ``note`` and ``enforced_by`` are the row
+    of docs/strict-mode.md's table (empty ``label``: shown with the row
+    before, or not at all).
+    """
+
+    keyword: str
+    served_as: Served
+    check: Callable[[Any], Iterable[Finding]] | None
+    message: str
+    pydantic_enforces: bool = False
+    """Whether a pydantic model enforces the keyword it derives from a field
+    constraint (``Field(ge=1)`` -> ``minimum``), so that a model's tool may
+    serve it in words (``pydantic_models``)."""
+    name: str = ""
+    label: str = ""
+    note: str = ""
+    enforced_by: str = ""
+
+    def findings(self, value: Any, at: Path) -> Iterator[StrictViolation]:
+        assert self.check is not None
+        for where, fields in self.check(value):
+            yield StrictViolation(
+                pointer((*at, self.keyword, *where)),
+                self.message.format(keyword=self.keyword, value=value, **fields),
+            )
+
+
+_NUMERIC = (
+    "numeric constraint '{keyword}' is not supported in strict mode; check the "
+    "range in the tool's handler"
 )
-_STRING_LENGTH_CONSTRAINTS = ("minLength", "maxLength")
-# Everything JSON Schema can say about an array's length or contents beyond
-# its item schemas. Strict mode allows only ``minItems`` of 0 or 1.
-_ARRAY_CONSTRAINTS = (
-    "maxItems",
-    "uniqueItems",
-    "contains",
-    "minContains",
-    "maxContains",
+_ARRAY = (
+    "array constraint '{keyword}' is not supported in strict mode (only "
+    "minItems 0 or 1 is); check it in the tool's handler"
 )
-_RECURSIVE_REFS = ("$dynamicRef", "$recursiveRef")
+_STRING = (
+    "string length constraint '{keyword}' is not supported in strict mode; "
+    "check the length in the tool's handler"
+)
+_REGEX = (
+    "pattern uses {construct} ({example!r}), which strict mode's regular "
+    "expressions do not support"
+)
+_BY_VALIDATOR = "the SDK's validator"
+_RECURSION = (
+    "— (strict mode cannot compile recursion; references are resolved as "
+    "jsonschema resolves them)"
+)
+
+
+def _numeric(keyword: str) -> Rule:
+    return Rule(
+        keyword,
+        Served.DESCRIBED,
+        _always,
+        _NUMERIC,
+        pydantic_enforces=True,
+        label=f"`{keyword}`",
+        note=": `{minimum: 1, maximum: 50}` in the description",
+        enforced_by="the SDK's validator (your schema), every call and example",
+    )
+
+
+def _string(keyword: str) -> Rule:
+    return Rule(
+        keyword,
+        Served.DESCRIBED,
+        _always,
+        _STRING,
+        pydantic_enforces=True,
+        label=f"`{keyword}`",
+        note=": `{minLength: 2, maxLength: 40}`",
+        enforced_by=_BY_VALIDATOR,
+    )
+
+
+_ITEMS_NOTE = ": `{minItems: 2, maxItems: 3}` (`minItems` 0 or 1 is served as written)"
+
+RULES: tuple[Rule, ...] = (
+    *(
+        _numeric(keyword)
+        for keyword in (
+            "minimum",
+            "exclusiveMinimum",
+            "maximum",
+            "exclusiveMaximum",
+            "multipleOf",
+        )
+    ),
+    _string("minLength"),
+    _string("maxLength"),
+    Rule(
+        "pattern",
+        Served.DESCRIBED,
+        _regex_constructs,
+        _REGEX,
+        pydantic_enforces=True,
+        label="`pattern` with a backreference (`\\1`, `\\k<name>`, `(?P=name)`), "
+        "lookahead (`(?=`, `(?!`), lookbehind (`(?<=`, `(?<!`) or a word "
+        "boundary (`\\b`, `\\B`)",
+        note=': `{pattern: "..."}` (any other pattern is served as written, '
+        "`[\\b]` included)",
+        enforced_by="the SDK's validator (Python's `re`)",
+    ),
+    Rule(
+        "pattern",
+        Served.DESCRIBED,
+        _not_a_string,
+        "pattern must be a string",
+        pydantic_enforces=True,
+    ),
+    Rule(
+        "minItems",
+        Served.DESCRIBED,
+        _not_zero_or_one,
+        "minItems must be 0 or 1 in strict mode (found {value!r}); check longer "
+        "minimums in the tool's handler",
+        pydantic_enforces=True,
+        label="`minItems` other than 0 or 1",
+        note=_ITEMS_NOTE,
+        enforced_by=_BY_VALIDATOR,
+    ),
+    Rule(
+        "maxItems",
+        Served.DESCRIBED,
+        _always,
+        _ARRAY,
+        pydantic_enforces=True,
+        label="`maxItems`",
+        note=_ITEMS_NOTE,
+        enforced_by=_BY_VALIDATOR,
+    ),
+    Rule(
+        "uniqueItems",
+        Served.DESCRIBED,
+        _always,
+        _ARRAY,
+        pydantic_enforces=True,
+        label="`uniqueItems: true`",
+        note=": `{uniqueItems: true}` (`false`, which says nothing, is dropped)",
+        enforced_by=_BY_VALIDATOR,
+    ),
+    Rule(
+        "pattern",
+        Served.KEPT,
+        None,
+        "",
+        name="named group",
+        label="`pattern` with an ECMA-262 named group `(?<name>...)`",
+        note=" (strict mode allows it)",
+        enforced_by="the SDK's validator, with the group written `(?P<name>...)` "
+        "for Python's `re` (and `\\k<name>` as `(?P=name)`)",
+    ),
+    Rule(
+        "",
+        Served.REFUSED,
+        None,
+        " (it is not moved into the description here: under not, in an if "
+        "condition or in a oneOf branch, a schema that accepts more makes the "
+        "schema around it accept less)",
+        name="not described",
+        label="any of the above **under `not`, in an `if` condition or in a "
+        "`oneOf` branch**",
+        enforced_by="— (a subschema that accepts more makes the schema around "
+        "it accept less: `not: {minimum: 5}` without its bound would refuse "
+        "every number)",
+    ),
+    *(
+        Rule(
+            keyword,
+            Served.REFUSED,
+            _always,
+            _ARRAY,
+            label=f"`{keyword}`",
+            enforced_by="— (check it in the handler)",
+        )
+        for keyword in ("contains", "minContains", "maxContains")
+    ),
+    Rule(
+        "additionalProperties",
+        Served.NORMALIZED,
+        None,
+        "",
+        name="closed",
+        label="an object that declares properties but no `additionalProperties`",
+        note=": closed with `additionalProperties: false` over every property "
+        "name declared for it: its own `properties` and those of its "
+        "`anyOf`/`oneOf`/`allOf` branches, a `$ref` beside `properties`, "
+        "`if`/`then`/`else` and `dependentSchemas` (a name it lacks is added "
+        'as `{}`). Schemas generated from a dict (`{"a": str}`) or a '
+        "TypedDict are closed too",
+        enforced_by="the validator (an undeclared key is an error)",
+    ),
+    Rule(
+        "required",
+        Served.NORMALIZED,
+        None,
+        "",
+        name="declared",
+        label="a name in `required`, `dependentRequired` (or draft 7 "
+        "`dependencies`) that `properties` does not declare",
+        note=": declared as `{}` when the object is closed, so the closed schema "
+        'accepts what yours did (`{"properties": {"a": ...}, "required": '
+        '["b"]}` is served with `"b": {}`, not as a schema no call can satisfy)',
+        enforced_by="the validator",
+    ),
+    Rule(
+        "properties",
+        Served.NORMALIZED,
+        None,
+        "",
+        name="no arguments",
+        label='the root `{"type": "object"}` with no properties (a tool without '
+        "arguments)",
+        note=': `{"type": "object", "properties": {}, "additionalProperties": false}`',
+        enforced_by="the validator (only `{}`)",
+    ),
+    Rule(
+        "$defs",
+        Served.NOT_SERVED,
+        None,
+        "",
+        name="unreached",
+        label="a `$defs` / `definitions` entry no `$ref` reaches",
+        note=", and not checked",
+        enforced_by="— (it cannot apply to any input)",
+    ),
+    Rule(
+        "type",
+        Served.REFUSED,
+        None,
+        "the root of a strict tool's input schema must be an object "
+        '("type": "object", found {found}); the Messages API takes a '
+        "tool's input as a JSON object of named arguments",
+        name="root",
+        label='a root that is not an object (`{"type": "array", ...}`, '
+        '`"type": ["object", "null"]`)',
+        enforced_by="— (the API's tool type takes an object of named arguments)",
+    ),
+    Rule(
+        "properties",
+        Served.REFUSED,
+        None,
+        "object declares no properties: strict mode requires "
+        "additionalProperties: false, which would only accept {{}}; "
+        "declare the object's properties",
+        name="no properties",
+        label='an object deeper than the root that declares no properties (`{"type": '
+        '"object"}`, a `dict` / `dict[str, X]` parameter)',
+        enforced_by="— (closed, it could only be `{}`; strict mode has no "
+        "free-form maps)",
+    ),
+    Rule(
+        "additionalProperties",
+        Served.REFUSED,
+        _not_false,
+        "additionalProperties must be false in strict mode (found {found}); "
+        "strict mode has no open objects or free-form maps",
+        label="`additionalProperties` other than `false` (`true`, a schema)",
+        enforced_by="— (closing it would reject inputs you allowed)",
+    ),
+    Rule(
+        "additionalProperties",
+        Served.REFUSED,
+        None,
+        "object is not closed: strict mode requires additionalProperties: "
+        "false. The SDK closes objects for you, but not one evaluated "
+        "under not or as an if condition unless the object it applies to "
+        "is closed too (alone, closing it would let more inputs "
+        'through): give the enclosing schema "type": "object" and its '
+        "properties, or close this object yourself",
+        name="not closed",
+        label="an object evaluated negated (under `not`, or as an `if` condition) "
+        "whose enclosing object is not closed",
+        enforced_by="— (closing it alone would let more inputs through; give the "
+        'enclosing schema `"type": "object"` and its properties, or close it '
+        "yourself)",
+    ),
+    Rule(
+        "unevaluatedProperties",
+        Served.REFUSED,
+        _false,
+        "unevaluatedProperties is not used in strict schemas: the SDK "
+        "closes every object with additionalProperties: false over "
+        "the property names declared for it (in its properties, "
+        "anyOf/oneOf/allOf branches, $ref, if/then/else and "
+        "dependentSchemas); remove it",
+        label="`unevaluatedProperties`",
+        enforced_by="— (the SDK closes objects with `additionalProperties: "
+        "false`; remove it)",
+    ),
+    Rule(
+        "unevaluatedProperties",
+        Served.REFUSED,
+        _not_false,
+        "unevaluatedProperties leaves the object open (found {found}); strict "
+        "mode has no open objects or free-form maps",
+    ),
+    Rule(
+        "unevaluatedItems",
+        Served.REFUSED,
+        _not_false,
+        "unevaluatedItems leaves the array open (found {found}); describe every "
+        "item with items/prefixItems, or set it to false",
+        label="`unevaluatedItems` other than `false`",
+        enforced_by="— (describe every item with `items`/`prefixItems`)",
+    ),
+    Rule(
+        "patternProperties",
+        Served.REFUSED,
+        _names_with_regex_constructs,
+        _REGEX,
+        label="a `patternProperties` name with a backreference, lookaround or a "
+        "word boundary",
+        enforced_by="— (a property name cannot be served in words)",
+    ),
+    Rule(
+        "$ref",
+        Served.REFUSED,
+        None,
+        "recursive schema: $ref {ref!r} leads back into a schema that contains "
+        "it; strict mode cannot compile recursive schemas",
+        name="recursive $ref",
+        label="recursion: a `$ref` that leads back into a schema containing it "
+        '(`"#"`, a `$defs` entry referring to itself, directly or through '
+        "others, an embedded `$id` or an `$anchor`)",
+        enforced_by=_RECURSION,
+    ),
+    *(
+        Rule(
+            keyword,
+            Served.REFUSED,
+            _always,
+            "recursive schema: {keyword} exists for recursion, which strict "
+            "mode cannot compile",
+            label=f"`{keyword}`",
+            enforced_by=_RECURSION,
+        )
+        for keyword in ("$dynamicRef", "$recursiveRef")
+    ),
+    Rule(
+        "$ref",
+        Served.REFUSED,
+        None,
+        "$ref must be a string",
+        name="$ref not a string",
+    ),
+    Rule(
+        "$ref",
+        Served.REFUSED,
+        None,
+        "external $ref {ref!r}: strict mode only resolves references within "
+        "the schema ('#/$defs/...')",
+        name="external $ref",
+    ),
+    Rule(
+        "$ref",
+        Served.REFUSED,
+        None,
+        "$ref {ref!r} does not point into this schema",
+        name="$ref to nowhere",
+    ),
+    Rule(
+        "$ref",
+        Served.REFUSED,
+        None,
+        "its references reach more than {limit} schema positions; strict mode "
+        "cannot compile it",
+        name="too complex",
+    ),
+    Rule(
+        "",
+        Served.REFUSED,
+        None,
+        "input schema nests deeper than {limit} levels (or contains itself); "
+        "flatten it or move shared parts into $defs",
+        name="too deep",
+    ),
+    Rule(
+        "",
+        Served.REFUSED,
+        None,
+        "{value!r} is not a JSON number; strict schemas must be plain JSON (it "
+        "would be sent as null)",
+        name="not finite",
+    ),
+    Rule(
+        "", Served.REFUSED, None, "input schema is not JSON: {error}", name="not JSON"
+    ),
+    Rule(
+        "",
+        Served.REFUSED,
+        None,
+        "expected a schema (a JSON object or boolean), found {found}",
+        name="not a schema",
+    ),
+    Rule(
+        "",
+        Served.KEPT,
+        None,
+        "",
+        name="everything else",
+        label="everything else (`oneOf`, `format`, `enum`, `const`, "
+        "`prefixItems`, `patternProperties`, `minProperties`, …)",
+        enforced_by="the validator, and the grammar as far as the API compiles "
+        "it (`oneOf` is not rewritten to `anyOf`, which would drop its "
+        "exclusivity)",
+    ),
+)
+"""Strict mode's rules, in the order docs/strict-mode.md lists them: which
+keywords strict mode supports, which the SDK moves into the description and
+enforces, and which it refuses, with what message."""
+
+_KEYWORD_RULES: dict[str, tuple[Rule, ...]] = {}
+for _rule_ in RULES:
+    if _rule_.check is not None:
+        _KEYWORD_RULES[_rule_.keyword] = (
+            *_KEYWORD_RULES.get(_rule_.keyword, ()),
+            _rule_,
+        )
+del _rule_
+_NAMED_RULES = {rule.name: rule for rule in RULES if rule.name}
+
+
+def rule_message(name: str, **fields: Any) -> str:
+    """The message of the rule called ``name``, with ``fields`` filled in."""
+    return _NAMED_RULES[name].message.format(**fields)
+
+
+DESCRIBED_KEYWORDS = tuple(
+    dict.fromkeys(rule.keyword for rule in RULES if rule.served_as is Served.DESCRIBED)
+)
+"""Keywords strict mode cannot compile (``minItems`` and ``pattern`` for some
+values) that move into a description, in the order they are written there."""
+
+PYDANTIC_DESCRIBED_KEYWORDS = frozenset(
+    rule.keyword
+    for rule in RULES
+    if rule.served_as is Served.DESCRIBED and rule.pydantic_enforces
+)
+"""Those of ``DESCRIBED_KEYWORDS`` a pydantic model enforces when it derives
+them from a field's constraints."""
+
+_NOT_DESCRIBED = rule_message("not described")
 
 
 @dataclass(frozen=True)
@@ -199,13 +698,6 @@ def strict_schemas(schema: Any, *, describe: bool = True) -> StrictSchemas:
     return StrictSchemas(document, enforced, violations)
 
 
-_NOT_DESCRIBED = (
-    " (it is not moved into the description here: under not, in an if "
-    "condition or in a oneOf branch, a schema that accepts more makes the "
-    "schema around it accept less)"
-)
-
-
 # --- what the root reaches ----------------------------------------------------
 
 # Subschemas where accepting more (a constraint moved into words) makes the
@@ -290,43 +782,21 @@ def root_violations(document: Any) -> list[StrictViolation]:
         found = json.dumps(declared)
     else:
         found = json.dumps(document)
-    return [
-        StrictViolation(
-            "#",
-            f"the root of a strict tool's input schema must be an object "
-            f'("type": "object", found {found}); the Messages API takes a '
-            "tool's input as a JSON object of named arguments",
-        )
-    ]
+    return [StrictViolation("#", rule_message("root", found=found))]
 
 
 # --- moving constraints into descriptions -------------------------------------------
 
-DESCRIBED_KEYWORDS = (
-    "minimum",
-    "exclusiveMinimum",
-    "maximum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "minItems",
-    "maxItems",
-    "uniqueItems",
-)
-"""Keywords strict mode cannot compile (``minItems`` and ``pattern`` for some
-values) that move into a description, in the order they are written there."""
-
 
 def unexpressible(keyword: str, value: Any) -> bool:
-    """Whether strict mode refuses ``keyword`` with ``value``."""
-    if keyword == "minItems":
-        return not _is_zero_or_one(value)
-    if keyword == "pattern":
-        # Only backreferences, lookaround and word boundaries.
-        return not isinstance(value, str) or bool(_unsupported_regex_constructs(value))
-    return keyword in DESCRIBED_KEYWORDS
+    """Whether strict mode refuses ``keyword`` with ``value``, and the SDK
+    can move it into the description (a ``Served.DESCRIBED`` rule)."""
+    return any(
+        True
+        for rule in _KEYWORD_RULES.get(keyword, ())
+        if rule.served_as is Served.DESCRIBED and rule.check is not None
+        for _ in rule.check(value)
+    )
 
 
 def describe_constraints(
@@ -564,23 +1034,17 @@ def _as_json(schema: Any) -> tuple[Any, list[StrictViolation]]:
     problems = shape_problems(schema)
     if problems:
         return None, [
-            StrictViolation(
-                "#",
-                f"input schema nests deeper than {MAX_SCHEMA_DEPTH} levels (or "
-                "contains itself); flatten it or move shared parts into $defs",
-            )
+            StrictViolation("#", rule_message("too deep", limit=MAX_SCHEMA_DEPTH))
             if problem.kind == "too deep"
             else StrictViolation(
-                pointer(problem.path),
-                f"{problem.value!r} is not a JSON number; strict schemas must be "
-                "plain JSON (it would be sent as null)",
+                pointer(problem.path), rule_message("not finite", value=problem.value)
             )
             for problem in problems
         ]
     try:
         return json.loads(json.dumps(schema, allow_nan=False)), []
     except (TypeError, ValueError, RecursionError) as e:
-        return None, [StrictViolation("#", f"input schema is not JSON: {e}")]
+        return None, [StrictViolation("#", rule_message("not JSON", error=e))]
 
 
 def _walk(value: Any, path: Path = ()) -> Iterator[_Node]:
@@ -823,9 +1287,7 @@ def _violations(index: _SchemaIndex) -> list[StrictViolation]:
         found.setdefault((), []).insert(
             0,
             StrictViolation(
-                "#",
-                f"its references reach more than {MAX_SCHEMA_POSITIONS} schema "
-                "positions; strict mode cannot compile it",
+                "#", rule_message("too complex", limit=MAX_SCHEMA_POSITIONS)
             ),
         )
     reported: set[str] = set()
@@ -842,9 +1304,7 @@ def _violations(index: _SchemaIndex) -> list[StrictViolation]:
         found.setdefault(reference.path, []).insert(
             0,
             StrictViolation(
-                reference.at,
-                f"recursive schema: $ref {reference.ref!r} leads back into a schema "
-                "that contains it; strict mode cannot compile recursive schemas",
+                reference.at, rule_message("recursive $ref", ref=reference.ref)
             ),
         )
     order = [node.path for node in index.nodes]
@@ -853,18 +1313,10 @@ def _violations(index: _SchemaIndex) -> list[StrictViolation]:
 
 
 def _ref_violation(reference: Reference) -> StrictViolation:
-    at = reference.at
-    if reference.problem == "not a string":
-        return StrictViolation(at, "$ref must be a string")
-    if reference.problem == "external":
-        return StrictViolation(
-            at,
-            f"external $ref {reference.ref!r}: strict mode only resolves "
-            "references within the schema ('#/$defs/...')",
-        )
-    return StrictViolation(
-        at, f"$ref {reference.ref!r} does not point into this schema"
+    name = {"not a string": "$ref not a string", "external": "external $ref"}.get(
+        str(reference.problem), "$ref to nowhere"
     )
+    return StrictViolation(reference.at, rule_message(name, ref=reference.ref))
 
 
 def _node_violations(node: _Node, index: _SchemaIndex) -> Iterator[StrictViolation]:
@@ -874,80 +1326,13 @@ def _node_violations(node: _Node, index: _SchemaIndex) -> Iterator[StrictViolati
     if not isinstance(schema, dict):
         yield StrictViolation(
             _pointer(node.path),
-            f"expected a schema (a JSON object or boolean), found {type(schema).__name__}",
+            rule_message("not a schema", found=type(schema).__name__),
         )
         return
 
-    def at(*keys: str | int) -> str:
-        return _pointer((*node.path, *keys))
-
     for key, value in schema.items():
-        if key in _RECURSIVE_REFS:
-            yield StrictViolation(
-                at(key),
-                f"recursive schema: {key} exists for recursion, which strict "
-                "mode cannot compile",
-            )
-        elif key in _NUMERIC_CONSTRAINTS:
-            yield StrictViolation(
-                at(key),
-                f"numeric constraint '{key}' is not supported in strict mode; "
-                "check the range in the tool's handler",
-            )
-        elif key in _STRING_LENGTH_CONSTRAINTS:
-            yield StrictViolation(
-                at(key),
-                f"string length constraint '{key}' is not supported in strict "
-                "mode; check the length in the tool's handler",
-            )
-        elif key == "additionalProperties" and value is not False:
-            found = "true" if value is True else "a schema"
-            yield StrictViolation(
-                at(key),
-                f"additionalProperties must be false in strict mode (found "
-                f"{found}); strict mode has no open objects or free-form maps",
-            )
-        elif key == "unevaluatedProperties":
-            if value is False:
-                yield StrictViolation(
-                    at(key),
-                    "unevaluatedProperties is not used in strict schemas: the SDK "
-                    "closes every object with additionalProperties: false over "
-                    "the property names declared for it (in its properties, "
-                    "anyOf/oneOf/allOf branches, $ref, if/then/else and "
-                    "dependentSchemas); remove it",
-                )
-            else:
-                found = "true" if value is True else "a schema"
-                yield StrictViolation(
-                    at(key),
-                    f"unevaluatedProperties leaves the object open (found "
-                    f"{found}); strict mode has no open objects or free-form maps",
-                )
-        elif key == "unevaluatedItems" and value is not False:
-            found = "true" if value is True else "a schema"
-            yield StrictViolation(
-                at(key),
-                f"unevaluatedItems leaves the array open (found {found}); "
-                "describe every item with items/prefixItems, or set it to false",
-            )
-        elif key == "minItems" and not _is_zero_or_one(value):
-            yield StrictViolation(
-                at(key),
-                f"minItems must be 0 or 1 in strict mode (found {value!r}); "
-                "check longer minimums in the tool's handler",
-            )
-        elif key in _ARRAY_CONSTRAINTS:
-            yield StrictViolation(
-                at(key),
-                f"array constraint '{key}' is not supported in strict mode "
-                "(only minItems 0 or 1 is); check it in the tool's handler",
-            )
-        elif key == "pattern":
-            yield from _pattern_violations(value, at(key))
-        elif key == "patternProperties" and isinstance(value, dict):
-            for pattern in value:
-                yield from _pattern_violations(pattern, at(key, pattern))
+        for rule in _KEYWORD_RULES.get(key, ()):
+            yield from rule.findings(value, node.path)
 
     if (
         _is_object_schema(schema)
@@ -955,21 +1340,10 @@ def _node_violations(node: _Node, index: _SchemaIndex) -> Iterator[StrictViolati
         and "unevaluatedProperties" not in schema
     ):
         if isinstance(schema.get("properties"), dict) or index.names_for(node.path):
-            rule = (
-                "object is not closed: strict mode requires additionalProperties: "
-                "false. The SDK closes objects for you, but not one evaluated "
-                "under not or as an if condition unless the object it applies to "
-                "is closed too (alone, closing it would let more inputs "
-                'through): give the enclosing schema "type": "object" and its '
-                "properties, or close this object yourself"
-            )
+            message = rule_message("not closed")
         else:
-            rule = (
-                "object declares no properties: strict mode requires "
-                "additionalProperties: false, which would only accept {}; "
-                "declare the object's properties"
-            )
-        yield StrictViolation(_pointer(node.path), rule)
+            message = rule_message("no properties")
+        yield StrictViolation(_pointer(node.path), message)
 
 
 def _is_zero_or_one(value: Any) -> bool:
@@ -978,18 +1352,6 @@ def _is_zero_or_one(value: Any) -> bool:
         and not isinstance(value, bool)
         and value in (0, 1)
     )
-
-
-def _pattern_violations(pattern: Any, at: str) -> Iterator[StrictViolation]:
-    if not isinstance(pattern, str):
-        yield StrictViolation(at, "pattern must be a string")
-        return
-    for construct, example in _unsupported_regex_constructs(pattern):
-        yield StrictViolation(
-            at,
-            f"pattern uses {construct} ({example!r}), which strict mode's "
-            "regular expressions do not support",
-        )
 
 
 def _unsupported_regex_constructs(pattern: str) -> list[tuple[str, str]]:

@@ -1,0 +1,323 @@
+"""The graph of a JSON Schema document: its subschemas and its references.
+
+``SchemaGraph`` resolves every reference of a schema the way jsonschema
+does (the ``referencing`` library, the same dialect rules, base URIs from
+``$id``), with the SDK's one registry that never fetches anything
+(``argument_validation.OFFLINE_REGISTRY``): a reference that resolves
+outside the document is reported as external, never retrieved.
+``shape_problems`` finds what a walk could trip over (nesting, NaN and
+infinities). Both the checks every tool gets (``schema_checks``) and strict
+mode's rules (``strict_schema``) are built on this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urldefrag, urljoin
+
+import referencing
+import referencing.exceptions
+import referencing.jsonschema
+
+from .argument_validation import OFFLINE_REGISTRY
+
+MAX_SCHEMA_DEPTH = 128
+"""Deepest JSON nesting (objects and arrays) accepted in a tool's schema.
+
+jsonschema checks a schema against its metaschema recursively, spending
+several Python frames per level; at the default recursion limit it fails
+between 160 and 200 levels. 128 leaves room for the caller's own stack.
+"""
+
+MAX_SCHEMA_POSITIONS = 100_000
+"""Most (schema position, base URI) pairs the reference walk will visit."""
+
+Path = tuple[str | int, ...]
+
+# Where a schema keeps its subschemas, in every dialect jsonschema knows.
+# Values under ``enum``, ``const``, ``default`` or ``examples`` are data.
+_SUBSCHEMA_MAPS = frozenset(
+    {
+        "properties",
+        "patternProperties",
+        "$defs",
+        "definitions",
+        "dependentSchemas",
+        "dependencies",
+    }
+)
+_SUBSCHEMA_LISTS = frozenset({"prefixItems", "anyOf", "oneOf", "allOf"})
+_SUBSCHEMAS = frozenset(
+    {
+        "additionalProperties",
+        "items",
+        "additionalItems",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "contains",
+        "propertyNames",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contentSchema",
+    }
+)
+REFERENCE_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
+
+
+def pointer(path: Path) -> str:
+    """``path`` as a JSON Pointer in URI fragment form (``#/properties/a``)."""
+    return "#" + "".join(
+        "/" + str(token).replace("~", "~0").replace("/", "~1") for token in path
+    )
+
+
+def subschemas(schema: dict[str, Any], path: Path) -> Iterator[tuple[Path, str, Any]]:
+    """The direct subschemas of ``schema``: path, keyword, value."""
+    for key, value in schema.items():
+        if key in _SUBSCHEMA_MAPS and isinstance(value, dict):
+            for name, subschema in value.items():
+                # draft 7 "dependencies" also maps names to lists of names
+                if not (key == "dependencies" and isinstance(subschema, list)):
+                    yield (*path, key, name), key, subschema
+        elif (key in _SUBSCHEMA_LISTS or key == "items") and isinstance(value, list):
+            for i, subschema in enumerate(value):
+                yield (*path, key, i), key, subschema
+        elif key in _SUBSCHEMAS:
+            yield (*path, key), key, value
+
+
+# --- the shape of the document ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ShapeProblem:
+    path: Path
+    kind: str  # "too deep" or "not finite"
+    value: Any = None
+
+
+def shape_problems(document: Any, limit: int = MAX_SCHEMA_DEPTH) -> list[ShapeProblem]:
+    """Nesting past ``limit`` (the first place) and every non-finite number.
+
+    Iterative, so it is safe on any depth; a container that contains itself
+    is reported as too deep.
+    """
+    problems: list[ShapeProblem] = []
+    stack: list[tuple[Path, Any]] = [((), document)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            problems.append(ShapeProblem(path, "not finite", value))
+        elif isinstance(value, dict | list):
+            if len(path) >= limit:
+                return [ShapeProblem(path, "too deep")]
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            stack.extend(((*path, key), item) for key, item in reversed(list(items)))
+    return problems
+
+
+# --- resolving references the way jsonschema does -----------------------------
+
+
+def _specification(schema: Any) -> referencing.Specification[Any]:
+    dialect = schema.get("$schema") if isinstance(schema, dict) else None
+    if not isinstance(dialect, str):
+        return referencing.jsonschema.DRAFT202012
+    return referencing.jsonschema.specification_with(
+        dialect, default=referencing.jsonschema.DRAFT202012
+    )
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One ``$ref`` (or ``$dynamicRef``, ``$recursiveRef``) of a schema."""
+
+    path: Path
+    """Where the schema holding it is."""
+    keyword: str
+    ref: Any
+    base_uri: str
+    target: Path | None
+    """Where it resolves to in the document, or None."""
+    problem: str | None
+    """None, "external", "nowhere" or "not a string"."""
+
+    @property
+    def at(self) -> str:
+        return pointer((*self.path, self.keyword))
+
+
+Key = tuple[Path, str]
+# (path, value, resolver, whether the resolver already accounts for value's
+#  $id, the key of the position it was reached from, the reference followed)
+_Step = tuple[Path, Any, Any, bool, Key | None, "Reference | None"]
+
+
+@dataclass
+class SchemaGraph:
+    """Every schema position of a document that validation can reach.
+
+    Positions are walked from the root and from every reference target, each
+    with the base URI jsonschema would have there (``$id`` changes it, and a
+    reference carries the base of what it resolves to). ``edges`` holds both
+    kinds of step: into a subschema, and from a reference to its target; a
+    cycle through it is a recursive schema.
+    """
+
+    document: Any
+    nodes: dict[Path, Any] = field(default_factory=dict)
+    references: list[Reference] = field(default_factory=list)
+    edges: dict[Key, list[tuple[Key, Reference | None]]] = field(default_factory=dict)
+    targets: dict[Path, set[Path]] = field(default_factory=dict)
+    too_complex: bool = False
+
+    @classmethod
+    def build(cls, document: Any) -> SchemaGraph:
+        graph = cls(document)
+        graph._walk()
+        return graph
+
+    def _walk(self) -> None:
+        document = self.document
+        if not isinstance(document, dict):  # no references to resolve
+            self.nodes[()] = document
+            self.edges[((), "")] = []
+            return
+        specification = _specification(document)
+        locations = _locations(document)
+        root = specification.create_resource(document)
+        root_uri = root.id() or ""
+        registry = OFFLINE_REGISTRY.with_resource(root_uri, root)
+        with contextlib.suppress(Exception):  # malformed; lookups report it
+            registry = registry.crawl()
+        # Every URI the document itself names (Registry is a Mapping).
+        known_uris = frozenset(registry)
+        resolver = registry.resolver(base_uri=root_uri)
+        stack: list[_Step] = [((), document, resolver, True, None, None)]
+        seen: set[Key] = set()
+        while stack:
+            path, value, resolver, entered, parent, via = stack.pop()
+            if isinstance(value, dict) and not entered:
+                with contextlib.suppress(Exception):
+                    resolver = resolver.in_subresource(
+                        specification.create_resource(value)
+                    )
+            key: Key = (path, str(getattr(resolver, "_base_uri", "")))
+            if parent is not None:
+                self.edges.setdefault(parent, []).append((key, via))
+            if key in seen:
+                continue
+            seen.add(key)
+            if len(seen) > MAX_SCHEMA_POSITIONS:
+                self.too_complex = True
+                return
+            self.nodes.setdefault(path, value)
+            self.edges.setdefault(key, [])
+            if not isinstance(value, dict):
+                continue
+            children: list[_Step] = []
+            for keyword in REFERENCE_KEYWORDS:
+                if keyword not in value:
+                    continue
+                reference, resolved = _resolve(
+                    path, keyword, value[keyword], resolver, locations, known_uris
+                )
+                self.references.append(reference)
+                if reference.target is not None and resolved is not None:
+                    self.targets.setdefault(path, set()).add(reference.target)
+                    children.append(
+                        (
+                            reference.target,
+                            resolved.contents,
+                            resolved.resolver,
+                            True,
+                            key,
+                            reference,
+                        )
+                    )
+            for child_path, _, child in subschemas(value, path):
+                children.append((child_path, child, resolver, False, key, None))
+            stack.extend(reversed(children))
+
+    def recursive_references(self) -> list[Reference]:
+        """The references that close a cycle: each makes the schema recursive."""
+        exploring, done = 1, 2
+        state: dict[Key, int] = {}
+        found: dict[tuple[Path, str], Reference] = {}
+        roots = [key for key in self.edges if key[0] == ()][:1]
+        for root in roots:
+            state[root] = exploring
+            stack = [(root, iter(self.edges.get(root, ())))]
+            while stack:
+                _, steps = stack[-1]
+                for child, via in steps:
+                    child_state = state.get(child)
+                    if child_state == exploring and via is not None:
+                        found.setdefault((via.path, via.keyword), via)
+                    elif child_state is None:
+                        state[child] = exploring
+                        stack.append((child, iter(self.edges.get(child, ()))))
+                        break
+                else:
+                    key, _ = stack.pop()
+                    state[key] = done
+        return list(found.values())
+
+
+def _locations(document: Any) -> dict[int, Path]:
+    """Where each container of ``document`` is (the first place, by identity)."""
+    where: dict[int, Path] = {}
+    stack: list[tuple[Path, Any]] = [((), document)]
+    while stack:
+        path, value = stack.pop()
+        if not isinstance(value, dict | list) or id(value) in where:
+            continue
+        where[id(value)] = path
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        stack.extend(((*path, key), item) for key, item in items)
+    return where
+
+
+def _resolve(
+    path: Path,
+    keyword: str,
+    ref: Any,
+    resolver: Any,
+    locations: dict[int, Path],
+    known_uris: frozenset[str],
+) -> tuple[Reference, Any]:
+    base = str(getattr(resolver, "_base_uri", ""))
+
+    def reference(target: Path | None, problem: str | None) -> Reference:
+        return Reference(path, keyword, ref, base, target, problem)
+
+    if not isinstance(ref, str):
+        return reference(None, "not a string"), None
+    try:
+        resolved = resolver.lookup(ref)
+    except referencing.exceptions.Unresolvable:
+        # The document a reference names is either one of this document's
+        # resources (the reference then points nowhere in it) or one the
+        # registry stands in for without fetching it (external).
+        uri = base if ref.startswith("#") else urldefrag(urljoin(base, ref))[0]
+        external = uri not in known_uris
+        return reference(None, "external" if external else "nowhere"), None
+    except Exception:  # a URI urljoin cannot parse, a malformed anchor, ...
+        return reference(
+            None, "external" if not ref.startswith("#") else "nowhere"
+        ), None
+    contents = resolved.contents
+    if isinstance(contents, dict | list):
+        target = locations.get(id(contents))
+        if target is None:  # not part of this document: never fetched
+            return reference(None, "external"), None
+        return reference(target, None), resolved
+    if isinstance(contents, bool):
+        return reference(None, None), None
+    return reference(None, "nowhere"), None
