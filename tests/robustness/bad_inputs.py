@@ -142,7 +142,10 @@ CASES = [
         "example-nan",
         FIELDS,
         "NaN inside an example",
-        define(input_examples=[{"terms": ["a"], "x": math.nan}]),
+        define(
+            {**SCHEMA, "properties": {**SCHEMA["properties"], "x": {"type": "number"}}},
+            input_examples=[{"terms": ["a"], "x": math.nan}],
+        ),
         ValueError,
     ),
     Case(
