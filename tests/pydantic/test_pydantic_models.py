@@ -698,8 +698,9 @@ async def test_dict_and_typeddict_schemas_are_listed_and_called_as_before() -> N
     assert error_text(bad) == "Input validation error: '5' is not of type 'integer'"
 
 
-# Literal becomes enum with the types patch, for a TypedDict tool that opts in.
-@pytest.mark.requires_patch("json-schema-from-types")
+# Literal becomes enum with the typed-schemas patch, for a TypedDict tool that
+# opts in.
+@pytest.mark.requires_patch("typed-schemas-for-opted-in-tools")
 async def test_an_opted_in_typeddict_keeps_its_literal_as_an_enum() -> None:
     received.clear()
     config = _server(
