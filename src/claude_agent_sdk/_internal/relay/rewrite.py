@@ -292,13 +292,14 @@ def _skip(text: str, index: int) -> int:
 _SPACE = frozenset(" \t\n\r")
 
 
-def _members(text: str, index: int) -> tuple[list[tuple[str, int, int, Any]], int]:
-    """The members of the object starting at ``text[index]`` (a ``{``),
-    with the index just after it. Raises ValueError on anything not JSON."""
-    members: list[tuple[str, int, int, Any]] = []
+def _scan_object(text: str, index: int, read: Callable[[str, int], int]) -> int:
+    """Walk the object starting at ``text[index]`` (a ``{``): for each member,
+    ``read(key, start)`` reads the value starting at ``start`` and returns
+    where it ends. Returns the index just after the object; raises
+    ValueError on anything not JSON."""
     index = _skip(text, index + 1)
     if text[index] == "}":
-        return members, index + 1
+        return index + 1
     while True:
         if text[index] != '"':
             raise ValueError("expected a key")
@@ -306,16 +307,26 @@ def _members(text: str, index: int) -> tuple[list[tuple[str, int, int, Any]], in
         index = _skip(text, index)
         if text[index] != ":":
             raise ValueError("expected ':'")
-        start = _skip(text, index + 1)
-        value, end = _DECODER.raw_decode(text, start)
-        members.append((key, start, end, value))
-        index = _skip(text, end)
+        index = _skip(text, read(key, _skip(text, index + 1)))
         if text[index] == ",":
             index = _skip(text, index + 1)
         elif text[index] == "}":
-            return members, index + 1
+            return index + 1
         else:
             raise ValueError("expected ',' or '}'")
+
+
+def _members(text: str, index: int) -> tuple[list[tuple[str, int, int, Any]], int]:
+    """The members of the object starting at ``text[index]`` (a ``{``),
+    with the index just after it. Raises ValueError on anything not JSON."""
+    members: list[tuple[str, int, int, Any]] = []
+
+    def read(key: str, start: int) -> int:
+        value, end = _DECODER.raw_decode(text, start)
+        members.append((key, start, end, value))
+        return int(end)
+
+    return members, _scan_object(text, index, read)
 
 
 def _locate_tools(text: str, names: list[str]) -> list[_Entry | None] | None:
@@ -333,37 +344,20 @@ def _locate_tools(text: str, names: list[str]) -> list[_Entry | None] | None:
         return None
     tools: list[_Entry | None] | None = None
     seen_tools = False
-    index = _skip(text, index + 1)
-    if text[index] == "}":
-        index += 1
-    else:
-        while True:
-            if text[index] != '"':
-                raise ValueError("expected a key")
-            key, index = _scanstring(text, index + 1, True)
-            index = _skip(text, index)
-            if text[index] != ":":
-                raise ValueError("expected ':'")
-            index = _skip(text, index + 1)
-            if key == "tools":
-                if seen_tools:
-                    # JSON.parse keeps the last; other parsers may keep the first.
-                    raise _UnsafeError('the body has more than one "tools" key')
-                seen_tools = True
-                if text[index] == "[":
-                    tools, index = _array_entries(text, index, names)
-                else:
-                    _, index = _DECODER.raw_decode(text, index)
-            else:
-                _, index = _DECODER.raw_decode(text, index)
-            index = _skip(text, index)
-            if text[index] == ",":
-                index = _skip(text, index + 1)
-            elif text[index] == "}":
-                index += 1
-                break
-            else:
-                raise ValueError("expected ',' or '}'")
+
+    def read(key: str, start: int) -> int:
+        nonlocal tools, seen_tools
+        if key == "tools":
+            if seen_tools:
+                # JSON.parse keeps the last; other parsers may keep the first.
+                raise _UnsafeError('the body has more than one "tools" key')
+            seen_tools = True
+            if text[start] == "[":
+                tools, end = _array_entries(text, start, names)
+                return end
+        return int(_DECODER.raw_decode(text, start)[1])
+
+    index = _scan_object(text, index, read)
     if _skip(text, index) != len(text):
         raise ValueError("extra data after the body")
     return tools
