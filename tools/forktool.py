@@ -754,8 +754,8 @@ def main(argv: list[str] | None = None) -> int:
                 from tools.doc_blocks import write_block
 
                 write_block(ROOT / "CONTRIBUTING.md", "owners", owners_table())
-            for path, patches, track in owners():
-                print(f"{path}\t{', '.join(patches)}\t{track}")
+            for name, owning, track in owners():
+                print(f"{name}\t{', '.join(owning)}\t{track}")
         elif args.command == "pr":
             for path in write_pull_requests(args.dest):
                 print(path)

@@ -25,7 +25,7 @@ from claude_agent_sdk import (
 from tools.doc_blocks import read_block, write_block
 
 README = Path(__file__).resolve().parents[2] / "docs" / "refused-definitions.md"
-SCHEMA = {
+SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"terms": {"type": "array", "items": {"type": "string"}}},
     "required": ["terms"],
