@@ -183,37 +183,30 @@ _RECURSION = (
 )
 
 
-def _numeric(keyword: str) -> Rule:
+def _bound(keyword: str, message: str, note: str, enforced_by: str) -> Rule:
+    """A bound strict mode cannot compile: served in words, enforced by the SDK."""
     return Rule(
         keyword,
         Served.DESCRIBED,
         _always,
-        _NUMERIC,
+        message,
         pydantic_enforces=True,
         label=f"`{keyword}`",
-        note=": `{minimum: 1, maximum: 50}` in the description",
-        enforced_by="the SDK's validator (your schema), every call and example",
+        note=note,
+        enforced_by=enforced_by,
     )
 
 
-def _string(keyword: str) -> Rule:
-    return Rule(
-        keyword,
-        Served.DESCRIBED,
-        _always,
-        _STRING,
-        pydantic_enforces=True,
-        label=f"`{keyword}`",
-        note=": `{minLength: 2, maxLength: 40}`",
-        enforced_by=_BY_VALIDATOR,
-    )
+_NUMERIC_NOTE = ": `{minimum: 1, maximum: 50}` in the description"
+_NUMERIC_BY = "the SDK's validator (your schema), every call and example"
+_STRING_NOTE = ": `{minLength: 2, maxLength: 40}`"
 
 
 _ITEMS_NOTE = ": `{minItems: 2, maxItems: 3}` (`minItems` 0 or 1 is served as written)"
 
 RULES: tuple[Rule, ...] = (
     *(
-        _numeric(keyword)
+        _bound(keyword, _NUMERIC, _NUMERIC_NOTE, _NUMERIC_BY)
         for keyword in (
             "minimum",
             "exclusiveMinimum",
@@ -222,8 +215,10 @@ RULES: tuple[Rule, ...] = (
             "multipleOf",
         )
     ),
-    _string("minLength"),
-    _string("maxLength"),
+    *(
+        _bound(keyword, _STRING, _STRING_NOTE, _BY_VALIDATOR)
+        for keyword in ("minLength", "maxLength")
+    ),
     Rule(
         "pattern",
         Served.DESCRIBED,
