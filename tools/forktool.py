@@ -204,12 +204,17 @@ def patch_dependencies(patch: Path) -> list[str]:
 def src_lines_changed(patch: Path) -> int:
     """Lines added plus lines removed under ``src/`` (what the 0001 budget counts)."""
     changed, in_src = 0, False
-    for line in patch.read_text("utf-8").split("\n---\n", 1)[1].splitlines():
+    for line in _diff_lines(patch):
         if line.startswith("diff --git "):
             in_src = line.split()[2].startswith("a/src/")
         elif in_src and line[:1] in "+-" and not line.startswith(("+++", "---")):
             changed += 1
     return changed
+
+
+def _diff_lines(patch: Path) -> list[str]:
+    """The lines of a ``git format-patch`` file after its message."""
+    return patch.read_text("utf-8").split("\n---\n", 1)[1].splitlines()
 
 
 def check_dependencies() -> list[str]:
@@ -630,7 +635,7 @@ def tracks() -> dict[str, list[Path]]:
 def patch_files(patch: Path) -> list[str]:
     """The paths a patch changes (in the upstream tree: ``src/...``, ``tests/...``)."""
     files = []
-    for line in patch.read_text("utf-8").split("\n---\n", 1)[1].splitlines():
+    for line in _diff_lines(patch):
         if line.startswith("diff --git "):
             files.append(line.split()[3].removeprefix("b/"))
     return files
