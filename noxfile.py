@@ -1,14 +1,25 @@
 """Every workflow of the fork is a nox session.
 
-`nox` (no arguments) runs the default set, which is the README's test command
-and what CI runs: the fork's tests on Python 3.10-3.13 x mcp 1.x/2.x, the
-patch check, lint, type check on both mcp majors, upstream's own suite on
-three mcp versions, the proof that the feature tests fail without their
-patches, the differential test against pristine upstream, and the
-end-to-end tests against the real Claude Code CLI.
+`tools/nox` (no arguments) runs the default set, which is the README's test
+command and what CI runs, sized to finish within 30 minutes on two cores: the
+patch check, lint, type check on both mcp majors, the fork's tests and the
+differential test against pristine upstream on the edges of the Python x mcp
+matrix (3.10 and 3.13 on both majors, 3.11 and 3.12 on one each), upstream's
+own suite on three mcp versions and at each step of the series (in full at
+the upstream-track boundary, elsewhere the test modules the step's patch
+touches), the proof that the feature tests fail without their patches, each
+upstream-track patch as its pull request, and the end-to-end tests against
+the real Claude Code CLI.
 
-Maintenance sessions (not in the default run): vendor, export, rebase, bench,
-bench_relay, demo, cli, mcp_corpus, strict_report.
+`tools/nox -t full` runs what the default run leaves out (the rest of the
+matrix, `steps` in full); the two together are the complete run, made before
+every release (CONTRIBUTING.md).
+
+Maintenance sessions (in neither run): vendor, export, rebase, bench,
+bench_relay, demo, cli, docs, mcp_corpus, strict_report.
+
+`tools/nox` runs nox as ``python -m nox`` from the repository's root, which
+is what puts ``tools`` on the import path here.
 """
 
 from __future__ import annotations
@@ -21,10 +32,8 @@ from pathlib import Path
 
 import nox
 
-ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT))  # nox loads this file by path
-from tools import claude_cli, forktool  # noqa: E402
-from tools.pins import (  # noqa: E402
+from tools import claude_cli, forktool
+from tools.pins import (
     MCP_FLOOR,
     MCP_MAJORS,
     MYPY,
@@ -40,7 +49,10 @@ from tools.pins import (  # noqa: E402
     TRIO,
     UPSTREAM_OPTIONAL_DEPS,
     UPSTREAM_TEST_DEPS,
+    XDIST,
 )
+
+ROOT = Path(__file__).resolve().parent
 
 # Tests that need something other than the installed package: the tooling
 # (tests/repo), the real CLI (tests/e2e, run by the e2e session) and pristine
@@ -56,20 +68,78 @@ NOT_PACKAGE_TESTS = [
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_existing_virtualenvs = False
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = [
+
+
+# The Python x mcp matrix of the default run: its edges (the oldest and the
+# newest Python, on both mcp majors) and one major on each Python between,
+# alternating, so that every Python and every major is in it. The cells it
+# leaves out are in the full run.
+def _default_cell(python: str, mcp: str) -> bool:
+    if python in (PYTHONS[0], PYTHONS[-1]):
+        return True
+    majors = list(MCP_MAJORS)
+    return mcp == majors[(PYTHONS.index(python) + 1) % len(majors)]
+
+
+def _cells(name: str, default: bool) -> list[str]:
+    return [
+        f"{name}-{python}({mcp})"
+        for python in PYTHONS
+        for mcp in MCP_MAJORS
+        if _default_cell(python, mcp) == default
+    ]
+
+
+MATRIX_SESSIONS = ["tests", "differential"]
+DEFAULT_SESSIONS = [
     "patch_check",
     "lint",
     "typecheck",
-    "tests",
+    *_cells("tests", default=True),
     "repo",
     "upstream",
     "steps",
     "prove",
     "pull_requests",
-    "differential",
+    *_cells("differential", default=True),
     "strict_properties",
     "e2e",
 ]
+# What the default run leaves out; `tools/nox -t full` runs them (the `full`
+# session requires each).
+FULL_SESSIONS = [
+    *_cells("tests", default=False),
+    *_cells("differential", default=False),
+    "steps_full",
+]
+# In neither run: tools for maintainers, run by hand.
+MAINTENANCE_SESSIONS = [
+    "vendor",
+    "export",
+    "rebase",
+    "bench",
+    "bench_relay",
+    "demo",
+    "cli",
+    "docs",
+    "mcp_corpus",
+    "strict_report",
+]
+# pytest-xdist's workers for the heavy pytest runs: the machine's cores.
+XDIST_ARGS = ["-n", "auto"]
+
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.reuse_existing_virtualenvs = False
+nox.options.error_on_missing_interpreters = True
+nox.options.sessions = DEFAULT_SESSIONS
+
+
+@nox.session(python=False, tags=["full"], requires=FULL_SESSIONS)
+def full(session: nox.Session) -> None:
+    """What the default run leaves out: the rest of the matrix, steps in full."""
+    session.log(
+        "the complete run = tools/nox (the default run) + tools/nox -t full (this)"
+    )
 
 
 def _fail_on_fork_error(session: nox.Session, action: object) -> object:
@@ -153,14 +223,15 @@ def rebase(session: nox.Session) -> None:
 def tests(session: nox.Session, mcp: str) -> None:
     """The fork's own tests (contract, property, ...) against the built package."""
     session.install(".", MCP_MAJORS[mcp], *TEST_DEPS)
-    session.run("pytest", "-q", *NOT_PACKAGE_TESTS, *session.posargs)
+    session.run("pytest", "-q", *NOT_PACKAGE_TESTS, *XDIST_ARGS, *session.posargs)
 
 
 @nox.session(python=TOOL_PYTHON)
 def repo(session: nox.Session) -> None:
     """Tests of the repository itself: packaging, tooling, docs generated from tests."""
     # The package too: the drop-in check calls a tool through it.
-    session.install(".", MCP_MAJORS["mcp2"], *TEST_DEPS, *PACKAGING_DEPS)
+    # nox: tests/repo/test_sessions.py lists the sessions of both runs.
+    session.install(".", MCP_MAJORS["mcp2"], *TEST_DEPS, *PACKAGING_DEPS, NOX)
     session.run("pytest", "-q", "tests/repo", *session.posargs)
 
 
@@ -200,31 +271,63 @@ def _upstream_tree(session: nox.Session, dest: Path) -> Path:
 )
 def upstream(session: nox.Session, mcp: str) -> None:
     """Upstream's own test suite (with the series' test changes) against src/."""
-    session.install(".", mcp, *UPSTREAM_TEST_DEPS, *UPSTREAM_OPTIONAL_DEPS)
+    session.install(".", mcp, *UPSTREAM_TEST_DEPS, *UPSTREAM_OPTIONAL_DEPS, XDIST)
     with tempfile.TemporaryDirectory() as tmp:
         tree = _upstream_tree(session, Path(tmp) / "upstream")
         with session.chdir(tree):
-            session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs)
+            session.run(
+                "pytest", "-q", "-p", "no:cacheprovider", *XDIST_ARGS, *session.posargs
+            )  # fmt: skip
 
 
 @nox.session(python=TOOL_PYTHON)
 def steps(session: nox.Session) -> None:
-    """Upstream's own suite at each step of the series (pristine + patches 1..k).
+    """Upstream's own suite at each step of the series (pristine + patches 1..k):
+    in full at the upstream-track boundary, elsewhere the test modules the
+    step's patch touches (``steps_full``: every step in full).
 
     The whole series is the ``upstream`` session; this covers every prefix
     before it, so each pull request leaves upstream's suite green.
     """
+    _steps(session, full=False)
+
+
+@nox.session(python=TOOL_PYTHON)
+def steps_full(session: nox.Session) -> None:
+    """Upstream's whole suite at every step of the series (the full run)."""
+    _steps(session, full=True)
+
+
+def _steps(session: nox.Session, *, full: bool) -> None:
     patches = _fail_on_fork_error(session, forktool.series)
     assert isinstance(patches, list)
-    session.install(MCP_MAJORS["mcp2"], *UPSTREAM_TEST_DEPS, *UPSTREAM_OPTIONAL_DEPS)
+    boundary = len(forktool.tracks()["upstream"])
+    session.install(
+        MCP_MAJORS["mcp2"], *UPSTREAM_TEST_DEPS, *UPSTREAM_OPTIONAL_DEPS, XDIST
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for count in range(1, len(patches)):
+            patch = patches[count - 1]
             tree = _build_tree(session, Path(tmp) / f"step{count}", patches[:count])
             shutil.copy2(ROOT / "CHANGELOG.md", tree.path / "CHANGELOG.md")
             session.install("--reinstall", str(tree.path))
-            session.log(f"upstream's suite with {patches[count - 1].name} on top")
+            if full or count == boundary:
+                session.log(f"upstream's suite with {patch.name} on top")
+                selection = [*XDIST_ARGS]
+            else:
+                selection = [
+                    f
+                    for f in forktool.patch_files(patch)
+                    if f.startswith("tests/") and (tree.path / f).exists()
+                ]
+                if not selection:
+                    session.error(f"{patch.name} touches no test module of upstream's")
+                session.log(
+                    f"with {patch.name} on top, the test modules it touches: "
+                    + ", ".join(selection)
+                )
             with session.chdir(tree.path):
-                session.run("pytest", "-q", "-p", "no:cacheprovider", "-x")
+                session.run("pytest", "-q", "-p", "no:cacheprovider", "-x", *selection)
 
 
 @nox.session(python=TOOL_PYTHON)
@@ -273,7 +376,9 @@ def prove(session: nox.Session, mcp: str) -> None:
             session.install("--reinstall", str(tree.path), MCP_MAJORS[mcp], *TEST_DEPS)
             if patch is None:
                 session.log("pristine upstream: unmarked tests must pass")
-                session.run("pytest", "-q", *NOT_PACKAGE_TESTS, "--without-patches")
+                session.run(
+                    "pytest", "-q", *NOT_PACKAGE_TESTS, "--without-patches", *XDIST_ARGS
+                )  # fmt: skip
                 continue
             slug = forktool.patch_slug(patch)
             report = Path(tmp) / f"{slug}.xml"
@@ -309,7 +414,9 @@ def pull_requests(session: nox.Session) -> None:
     """
     patches = _fail_on_fork_error(session, forktool.series)
     assert isinstance(patches, list)
-    session.install(MCP_MAJORS["mcp2"], *UPSTREAM_TEST_DEPS, *UPSTREAM_OPTIONAL_DEPS)
+    session.install(
+        MCP_MAJORS["mcp2"], *UPSTREAM_TEST_DEPS, *UPSTREAM_OPTIONAL_DEPS, XDIST
+    )
     rows = [
         "| patch | `src/` lines | depends on | upstream suite with it "
         "| its added tests failing without it |",
@@ -364,15 +471,17 @@ def _run_tests(
     """Run ``files`` of ``tree``'s tests (all: ``[]``) against the installed
     package; their outcomes. Files the tree does not have yet (a new test
     file) have none. Only tests change between two runs on one tree, so
-    the caller installs each tree once.
+    the caller installs each tree once. The whole suite is spread over the
+    cores (pytest-xdist).
     """
     present = [f for f in files if (tree / f).exists()]
     if files and not present:
         return [], []
+    spread = [] if files else XDIST_ARGS
     with session.chdir(tree):
         session.run(
             "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--tb=no",
-            f"--junitxml={report}", *present,
+            f"--junitxml={report}", *present, *spread,
             success_codes=[0, 1],
         )  # fmt: skip
     return _junit_outcomes(report)
@@ -424,7 +533,7 @@ def strict_report(session: nox.Session) -> None:
     (the Anthropic SDK's transform_schema, the OpenAI Agents SDK's
     ensure_strict_json_schema), installed here only."""
     session.install(".", MCP_MAJORS["mcp2"], *STRICT_REPORT_PEERS)
-    session.run("python", "tools/strict_report.py", "--write")
+    session.run("python", "-m", "tools.strict_report", "--write")
 
 
 @nox.session(python=TOOL_PYTHON)
@@ -444,7 +553,7 @@ def docs(session: nox.Session) -> None:
     """
     session.install(".", MCP_MAJORS["mcp2"], *TEST_DEPS)
     session.run("python", "tests/robustness/bad_inputs.py", "--write")
-    session.run("python", "tools/strict_rules_doc.py", "--write")
+    session.run("python", "-m", "tools.strict_rules_doc", "--write")
 
 
 def _junit_outcomes(report: Path) -> tuple[list[str], list[str]]:

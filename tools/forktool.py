@@ -755,8 +755,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{patch.name}: applies on pristine + {deps or 'nothing'}")
         elif args.command == "owners":
             if args.write:
-                sys.path.insert(0, str(ROOT))
-                from tools.doc_blocks import write_block
+                if __package__:  # python -m tools.forktool, or imported
+                    from tools.doc_blocks import write_block
+                else:  # python tools/forktool.py: tools/ is the script's directory
+                    from doc_blocks import write_block  # type: ignore[import-not-found, no-redef]
 
                 write_block(ROOT / "CONTRIBUTING.md", "owners", owners_table())
             for name, owning, track in owners():

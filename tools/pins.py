@@ -11,8 +11,11 @@ PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
 TOOL_PYTHON = "3.11"
 MCP_MAJORS = {"mcp1": "mcp==1.30.0", "mcp2": "mcp==2.3.0"}
 MCP_FLOOR = "mcp==1.23.3"
+# Spreads the heavy pytest sessions over the machine's cores (`-n auto`).
+XDIST = "pytest-xdist==3.8.0"
 TEST_DEPS = [
     "pytest==9.2.0",
+    XDIST,
     "pytest-asyncio==1.5.0",
     # The relay's lifecycle is tested under trio too (upstream supports it).
     "anyio[trio]==4.16.0",

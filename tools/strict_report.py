@@ -21,9 +21,9 @@ schema, an object without properties below the root, or
 must have closed it, so it refuses inputs the author's schema accepts. The
 SDK refuses those instead (its figure is never lossy).
 
-    python tools/strict_report.py            # print the figures
-    python tools/strict_report.py --write    # write them into docs/strict-mode.md
-    python tools/strict_report.py --check    # the SDK column of the docs is current
+    python -m tools.strict_report            # print the figures
+    python -m tools.strict_report --write    # write them into docs/strict-mode.md
+    python -m tools.strict_report --check    # the SDK column of the docs is current
 
 The peers are not runtime dependencies of the SDK: install them only in the
 venv that runs this report (``pip install anthropic openai-agents``). Without
@@ -45,11 +45,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: make `tools` importable
-    sys.path.insert(0, str(ROOT))
+from tools.doc_blocks import read_block, write_block
 
-from tools.doc_blocks import read_block, write_block  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 CORPUS = ROOT / "tests" / "data" / "mcp_corpus.json"
 DOC = ROOT / "docs" / "strict-mode.md"

@@ -5,7 +5,7 @@ moved into the description and enforced, or refused, with what message, and
 whether a pydantic model enforces them); the checks, the description
 transform and the pydantic path read it, and so does this renderer, so the
 doc cannot drift from the code (tests/repo/test_strict_rules_doc.py compares
-them). Rewrite the block with ``python tools/strict_rules_doc.py --write``
+them). Rewrite the block with ``python -m tools.strict_rules_doc --write``
 (or ``tools/nox -s docs``); ``--check`` exits 1 when it is stale.
 """
 
@@ -14,12 +14,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: tools.doc_blocks
-    sys.path.insert(0, str(ROOT))
+from claude_agent_sdk._internal.strict_schema import RULES, Rule, Served
+from tools.doc_blocks import read_block, write_block
 
-from claude_agent_sdk._internal.strict_schema import RULES, Rule, Served  # noqa: E402
-from tools.doc_blocks import read_block, write_block  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 DOC = ROOT / "docs" / "strict-mode.md"
 BLOCK = "strict-rules"
@@ -72,11 +70,14 @@ def main(argv: list[str]) -> int:
         return 0
     if argv == ["--check"]:
         if read_block(DOC, BLOCK) != render_table():
-            print(f"{DOC} is stale: python tools/strict_rules_doc.py --write")
+            print(f"{DOC} is stale: python -m tools.strict_rules_doc --write")
             return 1
         return 0
     if argv:
-        print("usage: strict_rules_doc.py [--write | --check]", file=sys.stderr)
+        print(
+            "usage: python -m tools.strict_rules_doc [--write | --check]",
+            file=sys.stderr,
+        )
         return 2
     print(render_table())
     return 0

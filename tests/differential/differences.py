@@ -424,21 +424,18 @@ def readme_summary(figures: dict[str, Any]) -> str:
 
 
 def read_figures(major: str) -> str:
-    sys.path.insert(0, str(ROOT))
     from tools.doc_blocks import read_block
 
     return read_block(DOC, f"differential-mcp{major}")
 
 
 def write_figures(major: str, text: str) -> None:
-    sys.path.insert(0, str(ROOT))
     from tools.doc_blocks import write_block
 
     write_block(DOC, f"differential-mcp{major}", text)
 
 
 def main(argv: list[str]) -> int:
-    sys.path.insert(0, str(ROOT))
     from tools.doc_blocks import read_block, write_block
 
     if argv == ["--write"]:

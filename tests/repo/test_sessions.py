@@ -1,0 +1,61 @@
+"""The default run and the full run (`tools/nox -t full`) split the sessions.
+
+Every session nox knows is in exactly one of: the default run (what CI runs),
+the full run (what the default run leaves out, made before each release), or
+the maintenance sessions run by hand. The matrix sessions cover each
+Python x mcp cell once between the two runs, and the default run still has
+every Python and every mcp major.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import noxfile
+from tools.pins import MCP_MAJORS, PYTHONS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _nox_list(*args: str) -> str:
+    return subprocess.run(
+        [sys.executable, "-m", "nox", "--list", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def test_each_session_is_in_the_default_run_the_full_run_or_maintenance() -> None:
+    every = re.findall(r"^[*-] (\S+)", _nox_list(), flags=re.MULTILINE)
+    default = [s["session"] for s in json.loads(_nox_list("--json"))]
+    full = [s["session"] for s in json.loads(_nox_list("--json", "-t", "full"))]
+    assert "full" in full
+    full.remove("full")
+    maintenance = [
+        name
+        for name in every
+        if re.sub(r"[-(].*", "", name) in noxfile.MAINTENANCE_SESSIONS
+    ]
+    assert not set(default) & set(full), set(default) & set(full)
+    assert sorted([*default, *full, *maintenance, "full"]) == sorted(every)
+    assert sorted(full) == sorted(noxfile.FULL_SESSIONS)
+
+
+def test_the_matrix_is_split_between_the_runs_and_its_edges_are_default() -> None:
+    for name in noxfile.MATRIX_SESSIONS:
+        cells = {f"{name}-{py}({mcp})" for py in PYTHONS for mcp in MCP_MAJORS}
+        default = {c for c in noxfile.DEFAULT_SESSIONS if c.startswith(f"{name}-")}
+        full = {c for c in noxfile.FULL_SESSIONS if c.startswith(f"{name}-")}
+        assert default | full == cells and not default & full
+        for edge in (PYTHONS[0], PYTHONS[-1]):
+            assert {f"{name}-{edge}({mcp})" for mcp in MCP_MAJORS} <= default
+        for python in PYTHONS:
+            assert any(f"-{python}(" in cell for cell in default), (name, python)
+        for mcp in MCP_MAJORS:
+            assert any(cell.endswith(f"({mcp})") for cell in default), (name, mcp)
