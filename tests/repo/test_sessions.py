@@ -43,6 +43,12 @@ def test_each_session_is_in_the_default_run_the_full_run_or_maintenance() -> Non
         if re.sub(r"[-(].*", "", name) in noxfile.MAINTENANCE_SESSIONS
     ]
     assert not set(default) & set(full), set(default) & set(full)
+    unplaced = set(every) - {*default, *full, *maintenance, "full"}
+    assert not unplaced, (
+        f"sessions in neither run: {sorted(unplaced)}; name each in noxfile.py's "
+        "DEFAULT_SESSIONS (within the 30-minute budget), FULL_SESSIONS or "
+        "MAINTENANCE_SESSIONS"
+    )
     assert sorted([*default, *full, *maintenance, "full"]) == sorted(every)
     assert sorted(full) == sorted(noxfile.FULL_SESSIONS)
 
