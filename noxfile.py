@@ -247,6 +247,16 @@ def _build_tree(
     return tree
 
 
+def _install_tree(session: nox.Session, tree: Path, *deps: str) -> None:
+    """Install ``tree``'s package over the one installed before (same version,
+    other code), leaving its dependencies as they are when they still fit."""
+    if session.venv_backend == "uv":  # uv's --reinstall would relink every package
+        session.install("--reinstall-package", forktool.DIST, str(tree), *deps)
+    else:
+        session.install("--force-reinstall", "--no-deps", str(tree))
+        session.install(str(tree), *deps)
+
+
 def _upstream_tree(session: nox.Session, dest: Path) -> Path:
     """Pristine + series (upstream's tests with the patches' changes), testing src/.
 
@@ -310,7 +320,7 @@ def _steps(session: nox.Session, *, full: bool) -> None:
             patch = patches[count - 1]
             tree = _build_tree(session, Path(tmp) / f"step{count}", patches[:count])
             shutil.copy2(ROOT / "CHANGELOG.md", tree.path / "CHANGELOG.md")
-            session.install("--reinstall", str(tree.path))
+            _install_tree(session, tree.path)
             if full or count == boundary:
                 session.log(f"upstream's suite with {patch.name} on top")
                 selection = [*XDIST_ARGS]
@@ -373,7 +383,7 @@ def prove(session: nox.Session, mcp: str) -> None:
         for index, patch in enumerate([None, *patches]):
             before = patches[: max(index - 1, 0)]
             tree = _build_tree(session, Path(tmp) / f"tree{index}", before)
-            session.install("--reinstall", str(tree.path), MCP_MAJORS[mcp], *TEST_DEPS)
+            _install_tree(session, tree.path, MCP_MAJORS[mcp], *TEST_DEPS)
             if patch is None:
                 session.log("pristine upstream: unmarked tests must pass")
                 session.run(
@@ -431,7 +441,7 @@ def pull_requests(session: nox.Session) -> None:
                 session.error(f"{patch.name} adds no tests to upstream's suite")
             name = patch.name.removesuffix(".patch")
             without = _build_tree(session, Path(tmp) / f"{name}-without", chosen)
-            session.install("--reinstall", str(without.path))
+            _install_tree(session, without.path)
             before = _run_tests(session, without.path, files, Path(tmp) / f"{name}-0")
             forktool.git(
                 "apply", "--include=tests/*", str(patch.resolve()), cwd=without.path
@@ -447,7 +457,7 @@ def pull_requests(session: nox.Session) -> None:
                 )
             with_it = _build_tree(session, Path(tmp) / f"{name}-with", [*chosen, patch])
             shutil.copy2(ROOT / "CHANGELOG.md", with_it.path / "CHANGELOG.md")
-            session.install("--reinstall", str(with_it.path))
+            _install_tree(session, with_it.path)
             suite = _run_tests(session, with_it.path, [], Path(tmp) / f"{name}-2")
             if suite[1]:
                 session.error(
