@@ -176,9 +176,12 @@ def _schema_reading(declared: dict[str, Any]) -> bool:
                 isinstance(n, str) for n in value
             ):
                 return False
-        elif key in ("properties", "$defs", "definitions") and not isinstance(
-            value, dict
-        ) or key in ("anyOf", "oneOf", "allOf") and not isinstance(value, list):
+        elif (
+            key in ("properties", "$defs", "definitions")
+            and not isinstance(value, dict)
+            or key in ("anyOf", "oneOf", "allOf")
+            and not isinstance(value, list)
+        ):
             return False
     return any(not isinstance(v, str) or k == "type" for k, v in declared.items())
 
@@ -302,11 +305,12 @@ class Row:
 ROWS = [
     Row(
         "json-schema-without-properties",
-        "An `input_schema` dict that is JSON Schema (every value JSON, a "
-        'JSON Schema keyword present, top-level `type` absent or `"object"`) '
-        'but lacks the `type` + `properties` pair: `{"type": "object"}`, '
-        '`{"properties": ...}`, a top-level `anyOf` or `$ref`, a bare '
-        '`{"$schema": ...}` (gitlab\'s published tools)',
+        "An `input_schema` dict that lacks the `type` + `properties` pair, "
+        "every key a JSON Schema keyword with a value of that keyword's type, "
+        "one value no shorthand holds (an object, array, number, bool, or "
+        '`"type": "object"`), top-level `type` absent or `"object"`: '
+        '`{"type": "object"}`, `{"properties": ...}`, a top-level `anyOf` or '
+        "`$ref` with `$defs`",
         "read as `{name: type}` shorthand: each keyword becomes a required "
         "string parameter (`type`, `anyOf`, `$schema`), and calls are "
         "validated against that",

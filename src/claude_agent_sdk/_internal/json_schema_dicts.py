@@ -76,7 +76,8 @@ def is_json_schema(schema: dict[str, Any]) -> bool:
     )
 
 
-_warned: set[tuple[str, int]] = set()
+# Schemas already logged, kept so that no later dict can reuse one's id.
+_warned: dict[tuple[str, int], dict[str, Any]] = {}
 
 
 def warn_non_object(tool_name: str, schema: dict[str, Any]) -> None:
@@ -88,7 +89,7 @@ def warn_non_object(tool_name: str, schema: dict[str, Any]) -> None:
         return
     if (tool_name, id(schema)) in _warned:
         return
-    _warned.add((tool_name, id(schema)))
+    _warned[tool_name, id(schema)] = schema
     if is_json_schema(schema):
         became = "it is served as written, and mcp 2.x refuses to list it"
     else:
