@@ -43,10 +43,10 @@ UPSTREAM_LICENSE = ROOT / "LICENSE.upstream"
 # A fixed identity and dates make the work repository's commits, and so the
 # exported patches, independent of who runs the tooling.
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "claude-agent-sdk fork",
-    "GIT_AUTHOR_EMAIL": "fork@localhost",
-    "GIT_COMMITTER_NAME": "claude-agent-sdk fork",
-    "GIT_COMMITTER_EMAIL": "fork@localhost",
+    "GIT_AUTHOR_NAME": "Seed b7a4e48c maintainers",
+    "GIT_AUTHOR_EMAIL": "maintainers@users.noreply.a-seed-b7a4e48c.example",
+    "GIT_COMMITTER_NAME": "Seed b7a4e48c maintainers",
+    "GIT_COMMITTER_EMAIL": "maintainers@users.noreply.a-seed-b7a4e48c.example",
     "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
     "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
     "GIT_CONFIG_NOSYSTEM": "1",

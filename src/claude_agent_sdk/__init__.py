@@ -395,15 +395,13 @@ def tool(
             ``ToolAnnotations(maxResultSizeChars=N)`` additionally raises the
             size up to which Claude Code keeps this tool's result inline
             instead of persisting it to a file and showing a preview.
-        strict: Optional. ``True`` asks for strict tool use (the model's
-            input held to ``input_schema``), served as the top-level ``strict``
-            field of the tool's ``tools/list`` entry and as
-            ``_meta["anthropic/strict"]`` when not ``None``.
+        strict: Optional bool, served as the ``strict`` field of the tool's
+            ``tools/list`` entry and as ``_meta["anthropic/strict"]``; Claude
+            Code 2.1.332 forwards neither.
         input_examples: Optional list of example inputs (JSON objects that
-            match ``input_schema``), served as ``input_examples``.
-        extra_fields: Optional mapping of further top-level fields for the
-            tool's ``tools/list`` entry (``title``, vendor keys, ...). Fields
-            the SDK builds itself are refused; use their own arguments.
+            match ``input_schema``), served as ``input_examples``; likewise.
+        extra_fields: Optional further top-level JSON fields of the entry
+            (``title``, ...), valid for mcp's ``Tool``; not the SDK's own.
 
     Returns:
         A decorator function that wraps the tool implementation and returns
@@ -616,12 +614,10 @@ def _build_meta(tool_def: SdkMcpTool[Any]) -> dict[str, Any] | None:
 
 def _listed_fields(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
     """Fields of the tool's ``tools/list`` entry beyond mcp's ``Tool``."""
-    fields = dict(tool_def.extra_fields or {})
-    if tool_def.strict is not None:
-        fields["strict"] = tool_def.strict
-    if tool_def.input_examples is not None:
-        fields["input_examples"] = tool_def.input_examples
-    return fields
+    new = {"strict": tool_def.strict, "input_examples": tool_def.input_examples}
+    return (tool_def.extra_fields or {}) | {
+        k: v for k, v in new.items() if v is not None
+    }
 
 
 def _tool_error_result(message: str) -> CallToolResult:

@@ -51,31 +51,31 @@ BAD_INPUT = [
     # input_examples: a list of JSON objects, each matching the input schema
     pytest.param(
         {"input_examples": (GOOD_EXAMPLE,)},
-        ValueError,
+        TypeError,
         r"input_examples\b",
         id="examples-tuple",
     ),
     pytest.param(
         {"input_examples": GOOD_EXAMPLE},
-        ValueError,
+        TypeError,
         r"input_examples\b",
         id="examples-dict",
     ),
     pytest.param(
         {"input_examples": [GOOD_EXAMPLE, "se payout"]},
-        ValueError,
+        TypeError,
         r"input_examples\[1\]",
         id="example-not-an-object",
     ),
     pytest.param(
         {"input_examples": [GOOD_EXAMPLE, None]},
-        ValueError,
+        TypeError,
         r"input_examples\[1\]",
         id="example-None",
     ),
     pytest.param(
         {"input_examples": [{"jurisdiction": "se", "terms": ("payout",)}]},
-        ValueError,
+        TypeError,
         r"input_examples\[0\]",
         id="example-with-a-tuple",
     ),

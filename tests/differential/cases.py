@@ -542,6 +542,33 @@ def _json_schema_tool(draw: Any, name: str) -> tuple[_Tool, list[str]]:
     return tool, []
 
 
+# Shorthand whose values are strings (type names as text): upstream serves each
+# as a required string parameter, whatever the name, keyword names included.
+_STRING_SHORTHAND_NAMES = st.sampled_from(
+    ["title", "body", "labels", "description", "required", "name", "type", "$ref"]
+)
+
+
+@st.composite
+def _string_shorthand_tool(draw: Any, name: str) -> tuple[_Tool, list[str]]:
+    fields = draw(
+        st.lists(
+            st.tuples(
+                st.one_of(_STRING_SHORTHAND_NAMES, _NAMES),
+                st.sampled_from(["str", "int", "bool", "list", "dict", "object"]),
+            ),
+            min_size=1,
+            max_size=4,
+            unique_by=lambda f: f[0],
+        )
+    )
+    src = "{" + ", ".join(f"{n!r}: {t!r}" for n, t in fields) + "}"
+    tool = _Tool(name, src, ["schema:shorthand", "schema:string-shorthand"])
+    valid = {n: draw(st.text(max_size=5)) for n, _ in fields}
+    tool.calls += [valid, {}]
+    return tool, []
+
+
 @st.composite
 def generated_case(draw: Any) -> dict[str, Any]:
     count = draw(st.integers(1, 3))
@@ -551,9 +578,13 @@ def generated_case(draw: Any) -> dict[str, Any]:
     index = draw(st.integers(0, 10_000))
     for position in range(count):
         name = f"t{position}"
-        kind = draw(st.sampled_from(["shorthand", "typeddict", "json", "json"]))
+        kind = draw(
+            st.sampled_from(["shorthand", "typeddict", "json", "json", "strings"])
+        )
         if kind == "shorthand":
             tool, _ = draw(_shorthand_tool(name))
+        elif kind == "strings":
+            tool, _ = draw(_string_shorthand_tool(name))
         elif kind == "typeddict":
             tool, (b, a) = draw(_typeddict_tool(name, index * 10 + position))
             before.append(b)

@@ -158,12 +158,40 @@ def _upstream_reads_as_schema(schema: dict[str, Any]) -> bool:
     return isinstance(schema.get("type"), str) and "properties" in schema
 
 
+def _schema_reading(declared: dict[str, Any]) -> bool:
+    """The one reading rule: JSON Schema only where shorthand cannot be meant
+    (a value no shorthand holds, or ``"type": "object"``) and the schema is
+    valid (every key a keyword, ``required`` a list of names, ``properties``
+    an object, ``type`` a JSON type name or a list of them, ...)."""
+    types = {"object", "array", "string", "number", "integer", "boolean", "null"}
+    for key, value in declared.items():
+        if key not in _KEYWORDS:
+            return False
+        if key == "type":
+            kinds = value if isinstance(value, list) else [value]
+            if not kinds or not all(isinstance(k, str) and k in types for k in kinds):
+                return False
+        elif key == "required":
+            if not isinstance(value, list) or not all(
+                isinstance(n, str) for n in value
+            ):
+                return False
+        elif (
+            key in ("properties", "$defs", "definitions")
+            and not isinstance(value, dict)
+            or key in ("anyOf", "oneOf", "allOf")
+            and not isinstance(value, list)
+        ):
+            return False
+    return any(not isinstance(v, str) or k == "type" for k, v in declared.items())
+
+
 def _repaired_json_schema(d: Difference) -> bool:
     """The tool's dict is JSON Schema; upstream read it as shorthand."""
     declared = (d.case.get("declared") or {}).get("json")
     if not isinstance(declared, dict) or _upstream_reads_as_schema(declared):
         return False
-    if declared.get("type", "object") != "object" or not _KEYWORDS & declared.keys():
+    if declared.get("type", "object") != "object" or not _schema_reading(declared):
         return False
     expected = declared if "type" in declared else {"type": "object", **declared}
     if d.aspect == "list":
@@ -218,6 +246,20 @@ def _warning(pattern: str) -> Callable[[Difference], bool]:
     return matches
 
 
+def _log(pattern: str) -> Callable[[Difference], bool]:
+    regex = re.compile(pattern, re.S)
+
+    def matches(d: Difference) -> bool:
+        return (
+            d.aspect == "logs"
+            and d.upstream is None
+            and isinstance(d.fork, str)
+            and regex.match(d.fork) is not None
+        )
+
+    return matches
+
+
 def _model_class(d: Difference) -> bool:
     """A pydantic model tool: served, validated and handed over by the model."""
     declared = d.case.get("declared") or {}
@@ -263,18 +305,22 @@ class Row:
 ROWS = [
     Row(
         "json-schema-without-properties",
-        "An `input_schema` dict that is JSON Schema (every value JSON, a "
-        'JSON Schema keyword present, top-level `type` absent or `"object"`) '
-        'but lacks the `type` + `properties` pair: `{"type": "object"}`, '
-        '`{"properties": ...}`, a top-level `anyOf` or `$ref`, a bare '
-        '`{"$schema": ...}` (gitlab\'s published tools)',
+        "An `input_schema` dict that lacks the `type` + `properties` pair, "
+        "every key a JSON Schema keyword with a value of that keyword's type, "
+        "one value no shorthand holds (an object, array, number, bool, or "
+        '`"type": "object"`), top-level `type` absent or `"object"`: '
+        '`{"type": "object"}`, `{"properties": ...}`, a top-level `anyOf` or '
+        "`$ref` with `$defs`",
         "read as `{name: type}` shorthand: each keyword becomes a required "
         "string parameter (`type`, `anyOf`, `$schema`), and calls are "
         "validated against that",
         'served as the schema it is (`"type": "object"` added when absent); '
         "calls are validated against it",
-        "repair: upstream's tool cannot be called as written "
-        "(patch `json-schema-dicts`)",
+        "repair: read as JSON Schema only where upstream's shorthand reading "
+        "cannot be what the author meant (a value no shorthand holds, or "
+        '`"type": "object"`) and every key is a keyword with a value of its '
+        'type; string-valued shorthand (`{"title": "str"}`) is read as '
+        "upstream reads it (patch `json-schema-dicts`)",
         _repaired_json_schema,
     ),
     Row(
@@ -321,9 +367,12 @@ ROWS = [
         '(`{"type": "array", ...}`, `{"type": ["object", "null"]}`)',
         "read as shorthand (or, with `properties`, served as written, which "
         "mcp 2.x refuses to list)",
-        "the same, plus one `UserWarning` saying what the tool became",
+        "the same, plus one warning record on the SDK's logger, once per tool, "
+        "saying what the tool became",
         "hazard made visible (patch `json-schema-dicts`)",
-        _warning(r"UserWarning: Tool '[^']*': input_schema has the top-level type"),
+        _log(
+            r"WARNING claude_agent_sdk\S*: Tool '[^']*': input_schema has the top-level"
+        ),
     ),
     Row(
         "duplicate-names-warning",

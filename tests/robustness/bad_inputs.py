@@ -122,14 +122,14 @@ CASES = [
         SERVED,
         "`input_examples` is a dict",
         define(input_examples={"terms": []}),
-        ValueError,
+        TypeError,
     ),
     Case(
         "example-not-object",
         SERVED,
         "an example that is not an object",
         define(input_examples=[{"terms": ["a"]}, ["a"]]),
-        ValueError,
+        TypeError,
     ),
     Case(
         "example-invalid",

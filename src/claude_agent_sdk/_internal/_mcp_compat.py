@@ -10,11 +10,9 @@ genuinely differ live here:
   1.x, a plain union behind a ``TypeAdapter`` on 2.x), including how a
   request that the server settles without a response gets ended, and
 - registering ``tools/list`` / ``tools/call`` handlers on a lowlevel
-  ``Server`` (decorators on 1.x, constructor callbacks on 2.x),
+  ``Server`` (decorators on 1.x, constructor callbacks on 2.x), and
 - whether a served ``Server`` can take a client's cancellation (any server
-  on 2.x; on 1.x only the ones built here, see ``can_cancel_requests``), and
-- the ``tools/list`` fields beyond ``Tool``, which 2.x strips (see
-  ``complete_listed_tools``).
+  on 2.x; on 1.x only the ones built here, see ``can_cancel_requests``).
 
 Nothing outside this module may branch on the mcp version.
 """
@@ -115,7 +113,7 @@ def can_cancel_requests(server: Server) -> bool:
     return MCP_MAJOR >= 2 or server in _cancel_safe
 
 
-# Top-level fields each tool of a server built here lists beyond its ``Tool``.
+# Fields each tool lists beyond ``Tool`` (2.x strips them), added to a copy.
 _listed_fields: weakref.WeakKeyDictionary[Server, dict[str, dict[str, Any]]] = (
     weakref.WeakKeyDictionary()
 )
@@ -194,20 +192,10 @@ def http_transport_module() -> ModuleType:
 
 
 def complete_listed_tools(server: Server, payload: dict[str, Any]) -> dict[str, Any]:
-    """Add each tool's listed fields to a serialized ``tools/list`` response.
-
-    Only once mcp has serialized the result do both majors leave such fields
-    alone (2.x strips fields ``Tool`` does not define). Each listing gets its
-    own copy, so editing one response changes nothing listed later.
-    """
-    fields_by_tool = _listed_fields.get(server)
-    result = payload.get("result")
-    if not fields_by_tool or not isinstance(result, dict):
-        return payload
-    for listed in result.get("tools") or ():
-        fields = fields_by_tool.get(listed.get("name"))
-        if fields:
-            listed.update(copy.deepcopy(fields))
+    """Add each tool's listed fields to a serialized ``tools/list`` response."""
+    fields_by_tool = _listed_fields.get(server, {})
+    for listed in (payload.get("result") or {}).get("tools") or ():
+        listed.update(copy.deepcopy(fields_by_tool.get(listed.get("name"), {})))
     return payload
 
 
@@ -223,9 +211,6 @@ def build_tool_server(
     ``run_tool`` owns argument validation, error mapping and content shaping,
     so tool behavior does not depend on either major's defaults. On 1.x that
     means turning off the decorator's own jsonschema validation.
-
-    ``listed_fields`` maps a tool name to top-level fields its ``tools/list``
-    entry carries beyond ``Tool`` (copied; see ``complete_listed_tools``).
     """
     if MCP_MAJOR >= 2:
 

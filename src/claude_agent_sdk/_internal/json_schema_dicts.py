@@ -1,81 +1,107 @@
 """Tell a JSON Schema dict from the ``{name: type}`` shorthand of ``tool()``.
 
-Both are plain dicts. Requiring ``type`` and ``properties`` at the top level,
-as the SDK used to, misreads common schemas as shorthand: ``{"type":
+Both are plain dicts, and the SDK used to read a dict as JSON Schema only
+with both ``type`` and ``properties`` at the top level, so ``{"type":
 "object"}`` (a tool without arguments) became a tool requiring a string
-parameter named ``type``, and a top-level ``anyOf`` or ``$ref`` became
-parameters named after those keywords. Shorthand maps names to Python
-types, while a schema's values are JSON, so the values tell them apart.
+parameter named ``type``, and a top-level ``anyOf`` or ``$ref`` parameters
+named after those keywords. One rule settles it: a dict is read as JSON
+Schema only when reading it as shorthand would make the tool uncallable as
+its author wrote it (a value no shorthand holds: a JSON object, array,
+number or bool, or ``"type": "object"``) and it is a valid schema (every key
+a keyword, each value of the type its keyword takes). Otherwise it is read
+as before: ``{"title": "str", "body": "str"}`` stays two parameters.
 """
 
 from __future__ import annotations
 
-import warnings
+import logging
 from typing import Any
 
-# JSON Schema 2020-12 keywords (and draft-07's ``definitions``) that can
-# stand at the top of a tool's input schema.
-_SCHEMA_KEYWORDS = frozenset(
-    {
-        "$schema", "$id", "$ref", "$defs", "definitions", "$anchor",
-        "$dynamicRef", "$dynamicAnchor", "$comment", "type", "properties",
-        "required", "additionalProperties", "patternProperties",
-        "propertyNames", "minProperties", "maxProperties",
-        "unevaluatedProperties", "dependentRequired", "dependentSchemas",
-        "anyOf", "oneOf", "allOf", "not", "if", "then", "else", "enum",
-        "const", "title", "description", "default", "examples",
-    }
-)  # fmt: skip
+logger = logging.getLogger(__name__)
 
-_JSON_VALUE_TYPES = (str, int, float, bool, type(None), dict, list)
+_SCHEMA = (dict, bool)  # a subschema
+_TEXT = (str,)
+# JSON Schema 2020-12 keywords (and draft-07's ``definitions``) that can stand
+# at the top of a tool's input schema, with the JSON types each one takes.
+_KEYWORDS: dict[str, tuple[type, ...]] = {
+    **dict.fromkeys(["$schema", "$id", "$ref", "$anchor", "$comment"], _TEXT),
+    **dict.fromkeys(["$dynamicRef", "$dynamicAnchor", "title"], _TEXT),
+    **dict.fromkeys(["description"], _TEXT),
+    **dict.fromkeys(["$defs", "definitions", "properties"], (dict,)),
+    **dict.fromkeys(["patternProperties", "dependentRequired"], (dict,)),
+    **dict.fromkeys(["dependentSchemas"], (dict,)),
+    **dict.fromkeys(["additionalProperties", "unevaluatedProperties"], _SCHEMA),
+    **dict.fromkeys(["propertyNames", "not", "if", "then", "else"], _SCHEMA),
+    **dict.fromkeys(["required", "anyOf", "oneOf", "allOf", "enum"], (list,)),
+    **dict.fromkeys(["examples"], (list,)),
+    **dict.fromkeys(["minProperties", "maxProperties"], (int,)),
+    **dict.fromkeys(["type", "const", "default"], (object,)),
+}
+_JSON_TYPES = {"object", "array", "string", "number", "integer", "boolean", "null"}
+
+
+def _valid(keyword: str, value: Any) -> bool:
+    """Whether ``value`` is of the type ``keyword`` takes."""
+    takes = _KEYWORDS.get(keyword)
+    if takes is None or not any(isinstance(value, t) for t in takes):
+        return False
+    if keyword == "type":
+        kinds = value if isinstance(value, list) else [value]
+        return bool(kinds) and all(k in _JSON_TYPES for k in kinds)
+    if keyword == "required":
+        return all(isinstance(name, str) for name in value)
+    if keyword in ("anyOf", "oneOf", "allOf"):
+        return bool(value) and all(isinstance(s, _SCHEMA) for s in value)
+    return not (
+        keyword in ("minProperties", "maxProperties") and isinstance(value, bool)
+    )
 
 
 def is_json_schema(schema: dict[str, Any]) -> bool:
-    """Whether ``schema`` is a JSON Schema rather than ``{name: type}`` shorthand.
+    """Whether ``schema`` is read as JSON Schema rather than shorthand.
 
-    It is one when it names a JSON Schema keyword, every value is JSON and
-    its top-level ``type``, if any, is ``"object"``. Shorthand values are
-    types (``str``, ``list[int]``, ``Annotated[...]``), never JSON values, so
-    a parameter that happens to be called ``type`` or ``required`` still
-    reads as shorthand. The old test (``type`` and ``properties`` present) is
-    kept, so no schema it accepted changes. A dict whose ``type`` is not an
-    object is read as before (see ``warn_non_object``): a tool's input is
-    always an object, and mcp 2.x refuses to list any other input schema.
+    The old test (``type`` and ``properties`` present) is kept, so no schema
+    it accepted changes. Otherwise the dict must be a valid schema whose
+    shorthand reading could not be what its author meant (see the module
+    docstring), with a top-level ``type``, if any, of ``"object"``: a tool's
+    input is always an object, and mcp 2.x refuses to list anything else.
     """
     if isinstance(schema.get("type"), str) and "properties" in schema:
         return True
     return (
         schema.get("type", "object") == "object"
-        and bool(_SCHEMA_KEYWORDS.intersection(schema))
-        and _all_json(schema)
+        and bool(schema)
+        and all(_valid(key, value) for key, value in schema.items())
+        and any(not isinstance(v, str) or k == "type" for k, v in schema.items())
     )
 
 
-def _all_json(schema: dict[str, Any]) -> bool:
-    return all(isinstance(value, _JSON_VALUE_TYPES) for value in schema.values())
+# Schemas already logged, kept so that no later dict can reuse one's id.
+_warned: dict[tuple[str, int], dict[str, Any]] = {}
 
 
 def warn_non_object(tool_name: str, schema: dict[str, Any]) -> None:
-    """Warn about a JSON Schema dict whose top-level ``type`` is not ``"object"``.
-
-    Such a dict is served as the SDK always served it (as written when it
-    has ``properties``, else read as shorthand), and that is never what its
-    author meant, so the warning says what the tool became.
-    """
+    """Log, once per tool, a JSON Schema dict whose top-level ``type`` is
+    not ``"object"``: it is served as the SDK always served it (as written
+    with ``properties``, else as shorthand), never what its author meant."""
     kind = schema.get("type", "object")
-    if kind == "object" or not _all_json(schema):
+    if kind == "object" or not _valid("type", kind):
         return
+    if (tool_name, id(schema)) in _warned:
+        return
+    _warned[tool_name, id(schema)] = schema
     if is_json_schema(schema):
         became = "it is served as written, and mcp 2.x refuses to list it"
     else:
         became = "it is read as {name: type} shorthand, with the parameters " + (
             ", ".join(map(repr, schema))
         )
-    warnings.warn(
-        f"Tool '{tool_name}': input_schema has the top-level type {kind!r}, but "
-        f"a tool's input is a JSON object; {became}",
-        UserWarning,
-        stacklevel=4,
+    logger.warning(
+        "Tool '%s': input_schema has the top-level type %r, but a tool's input "
+        "is a JSON object; %s",
+        tool_name,
+        kind,
+        became,
     )
 
 

@@ -127,20 +127,20 @@ def _check_input_examples(name: str, examples: Any) -> list[dict[str, Any]] | No
         return None
     where = f"Tool '{name}': input_examples"
     if not isinstance(examples, list):
-        raise ValueError(
+        raise TypeError(
             f"{where} must be a list of JSON objects, got {type(examples).__name__}"
         )
     copies = []
     for index, example in enumerate(examples):
         if not isinstance(example, dict):
-            raise ValueError(
+            raise TypeError(
                 f"{where}[{index}] must be a JSON object (dict), "
                 f"got {type(example).__name__}"
             )
         try:
             copies.append(json_snapshot(example, f"input_examples[{index}]"))
         except (TypeError, ValueError) as e:
-            raise ValueError(f"Tool '{name}': {e}") from None
+            raise type(e)(f"Tool '{name}': {e}") from None
     return copies
 
 
