@@ -40,7 +40,11 @@ from ._errors import (
 )
 from ._internal._mcp_compat import build_tool_server
 from ._internal.argument_validation import argument_error, compile_validator
-from ._internal.pydantic_models import is_model_class, validate_arguments
+from ._internal.pydantic_models import (
+    handler_takes_model,
+    is_model_class,
+    validate_arguments,
+)
 from ._internal.schema_checks import opted_in, served_input_schema
 from ._internal.session_import import import_session_to_store
 from ._internal.session_mutations import (
@@ -339,7 +343,13 @@ def tool(
         list[dict[str, Any]] | list[_Model] | list[dict[str, Any] | _Model] | None
     ) = None,
     extra_fields: dict[str, Any] | None = None,
-) -> Callable[[Callable[[_Model], Awaitable[dict[str, Any]]]], SdkMcpTool[_Model]]: ...
+) -> Callable[
+    [
+        Callable[[_Model], Awaitable[dict[str, Any]]]
+        | Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+    ],
+    SdkMcpTool[_Model],
+]: ...
 
 
 @overload
@@ -383,7 +393,9 @@ def tool(
             - A JSON Schema dictionary for full validation
             - A pydantic ``BaseModel`` subclass: listed with the model's JSON
               Schema, each call validated by the model (every failing field
-              reported to Claude), and the handler receives the instance.
+              reported to Claude). The handler receives the model instance
+              when its parameter is annotated with the model class
+              (``async def h(args: Model)``), else the arguments dict.
               With ``strict=True`` constraints strict mode cannot compile but
               the model enforces (``Field(ge=1, le=50)``, ``min_length``, ...)
               move from the listed schema into the field's description.
@@ -788,12 +800,16 @@ def create_sdk_mcp_server(
             return _tool_error_result(f"Tool '{tool_name}' not found")
         try:
             if is_model_class(tool_def.input_schema):
-                # The model validates (its error lists every failing field)
-                # and the handler gets the instance.
+                # The model validates (its error lists every failing field);
+                # the handler gets the instance if its parameter is annotated
+                # with the model, else the arguments dict, as upstream passed.
+                instance = validate_arguments(
+                    tool_def.input_schema, arguments, tool_name=tool_name
+                )
                 result = await tool_def.handler(
-                    validate_arguments(
-                        tool_def.input_schema, arguments, tool_name=tool_name
-                    )
+                    instance
+                    if handler_takes_model(tool_def.handler, tool_def.input_schema)
+                    else arguments
                 )
             else:
                 validator = validators.get(tool_name)

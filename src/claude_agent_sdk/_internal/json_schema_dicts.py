@@ -10,8 +10,10 @@ types, while a schema's values are JSON, so the values tell them apart.
 
 from __future__ import annotations
 
-import warnings
+import logging
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 # JSON Schema 2020-12 keywords (and draft-07's ``definitions``) that can
 # stand at the top of a tool's input schema.
@@ -56,11 +58,14 @@ def _all_json(schema: dict[str, Any]) -> bool:
 
 
 def warn_non_object(tool_name: str, schema: dict[str, Any]) -> None:
-    """Warn about a JSON Schema dict whose top-level ``type`` is not ``"object"``.
+    """Log a warning about a JSON Schema dict whose top-level ``type`` is
+    not ``"object"``.
 
     Such a dict is served as the SDK always served it (as written when it
     has ``properties``, else read as shorthand), and that is never what its
-    author meant, so the warning says what the tool became.
+    author meant, so the record says what the tool became. A log record,
+    not ``warnings.warn``: a definition that worked before must keep
+    working under any warnings filter (``-W error`` included).
     """
     kind = schema.get("type", "object")
     if kind == "object" or not _all_json(schema):
@@ -71,11 +76,12 @@ def warn_non_object(tool_name: str, schema: dict[str, Any]) -> None:
         became = "it is read as {name: type} shorthand, with the parameters " + (
             ", ".join(map(repr, schema))
         )
-    warnings.warn(
-        f"Tool '{tool_name}': input_schema has the top-level type {kind!r}, but "
-        f"a tool's input is a JSON object; {became}",
-        UserWarning,
-        stacklevel=4,
+    logger.warning(
+        "Tool '%s': input_schema has the top-level type %r, but a tool's input "
+        "is a JSON object; %s",
+        tool_name,
+        kind,
+        became,
     )
 
 
