@@ -626,6 +626,14 @@ def _build_meta(tool_def: SdkMcpTool[Any]) -> dict[str, Any] | None:
     return meta or None
 
 
+def _new_fields(tool_def: SdkMcpTool[Any]) -> bool:
+    """Whether ``tool_def`` uses ``strict``, ``input_examples`` or ``extra_fields``."""
+    return any(
+        value is not None
+        for value in (tool_def.strict, tool_def.input_examples, tool_def.extra_fields)
+    )
+
+
 def _listed_fields(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
     """Fields of the tool's ``tools/list`` entry beyond mcp's ``Tool``."""
     fields = dict(tool_def.extra_fields or {})
@@ -772,18 +780,26 @@ def create_sdk_mcp_server(
     tools = tools or []
     tools_by_name = {tool_def.name: tool_def for tool_def in tools}
     warn_duplicate_names(name, tools)
-    schemas = {tool_def.name: _served_input_schema(tool_def) for tool_def in tools}
+    own_schemas = [_served_input_schema(tool_def) for tool_def in tools]
+    schemas = dict(zip([tool_def.name for tool_def in tools], own_schemas, strict=True))
+    # Two tools with one name are listed with the last one's schema, as
+    # upstream lists them, unless one uses a new field: then each entry lists
+    # its own, so none carries the other's schema (nor a _meta strict hint
+    # beside a schema strict mode never checked).
+    separate = {tool_def.name for tool_def in tools if _new_fields(tool_def)}
     wire_tools = [
         Tool.model_validate(
             {
                 "name": tool_def.name,
                 "description": tool_def.description,
-                "inputSchema": schemas[tool_def.name],
+                "inputSchema": (
+                    schema if tool_def.name in separate else schemas[tool_def.name]
+                ),
                 "annotations": tool_def.annotations,
                 "_meta": _build_meta(tool_def),
             }
         )
-        for tool_def in tools
+        for tool_def, schema in zip(tools, own_schemas, strict=True)
     ]
 
     # Built on a tool's first call: a server may define many tools it never
@@ -839,10 +855,11 @@ def create_sdk_mcp_server(
         except Exception as e:
             return _tool_error_result(str(e))
 
-    listed = {tool_def.name: _listed_fields(tool_def) for tool_def in tools}
+    # One per entry: two tools with one name each list their own fields.
+    listed = [_listed_fields(tool_def) for tool_def in tools]
     output_validators = {
-        tool_name: output_validator(fields.get("outputSchema"))
-        for tool_name, fields in listed.items()
+        tool_def.name: output_validator(fields.get("outputSchema"))
+        for tool_def, fields in zip(tools, listed, strict=True)
     }
     server = build_tool_server(name, version, wire_tools, run_tool, listed)
     check_server_limits(name, server, tools, schemas)

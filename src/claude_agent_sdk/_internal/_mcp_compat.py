@@ -116,14 +116,19 @@ def can_cancel_requests(server: Server) -> bool:
 
 
 # Top-level fields each tool of a server built here lists beyond its ``Tool``.
-_listed_fields: weakref.WeakKeyDictionary[Server, dict[str, dict[str, Any]]] = (
+# One (name, fields) pair per listed tool, in listing order.
+_listed_fields: weakref.WeakKeyDictionary[Server, list[tuple[str, dict[str, Any]]]] = (
     weakref.WeakKeyDictionary()
 )
 
 
 def listed_fields(server: Server) -> dict[str, dict[str, Any]]:
-    """The fields ``server``'s tools list beyond ``Tool``, by tool name."""
-    return _listed_fields.get(server, {})
+    """The fields ``server``'s tools list beyond ``Tool``, by tool name (of
+    two tools with one name, the first's: the definition Claude Code shows)."""
+    by_name: dict[str, dict[str, Any]] = {}
+    for name, fields in _listed_fields.get(server, ()):
+        by_name.setdefault(name, fields)
+    return by_name
 
 
 # SDK servers whose tools/list responses are watched for tools marked
@@ -200,15 +205,27 @@ def complete_listed_tools(server: Server, payload: dict[str, Any]) -> dict[str, 
     alone (2.x strips fields ``Tool`` does not define). Each listing gets its
     own copy, so editing one response changes nothing listed later.
     """
-    fields_by_tool = _listed_fields.get(server)
+    entries = _listed_fields.get(server)
     result = payload.get("result")
-    if not fields_by_tool or not isinstance(result, dict):
+    if not entries or not isinstance(result, dict):
         return payload
-    for listed in result.get("tools") or ():
-        fields = fields_by_tool.get(listed.get("name"))
-        if fields:
+    # By position, as mcp lists the tools in order: two tools with one name
+    # each get their own fields, never the other's.
+    tools = result.get("tools") or ()
+    for listed, (name, fields) in zip(tools, entries, strict=False):
+        if fields and listed.get("name") == name:
             listed.update(copy.deepcopy(fields))
     return payload
+
+
+def _entries(
+    tools: list[Tool], listed_fields: list[dict[str, Any]] | None
+) -> list[tuple[str, dict[str, Any]]]:
+    fields = listed_fields or [{}] * len(tools)
+    return [
+        (tool.name, copy.deepcopy(extra))
+        for tool, extra in zip(tools, fields, strict=True)
+    ]
 
 
 def build_tool_server(
@@ -216,7 +233,7 @@ def build_tool_server(
     version: str,
     tools: list[Tool],
     run_tool: ToolRunner,
-    listed_fields: dict[str, dict[str, Any]] | None = None,
+    listed_fields: list[dict[str, Any]] | None = None,
 ) -> Server:
     """Build a lowlevel ``Server`` that lists ``tools`` and delegates calls to ``run_tool``.
 
@@ -224,8 +241,9 @@ def build_tool_server(
     so tool behavior does not depend on either major's defaults. On 1.x that
     means turning off the decorator's own jsonschema validation.
 
-    ``listed_fields`` maps a tool name to top-level fields its ``tools/list``
-    entry carries beyond ``Tool`` (copied; see ``complete_listed_tools``).
+    ``listed_fields`` holds, for each of ``tools`` in order, the top-level
+    fields its ``tools/list`` entry carries beyond ``Tool`` (copied; see
+    ``complete_listed_tools``).
     """
     if MCP_MAJOR >= 2:
 
@@ -241,7 +259,7 @@ def build_tool_server(
             on_list_tools=on_list_tools,
             on_call_tool=on_call_tool,
         )
-        _listed_fields[server] = copy.deepcopy(listed_fields or {})
+        _listed_fields[server] = _entries(tools, listed_fields)
         return server
 
     async def list_tools() -> list[Tool]:
@@ -261,5 +279,5 @@ def build_tool_server(
     legacy_server.call_tool(validate_input=False)(call_tool)
     built: Server = legacy_server
     _cancel_safe.add(built)
-    _listed_fields[built] = copy.deepcopy(listed_fields or {})
+    _listed_fields[built] = _entries(tools, listed_fields)
     return built
