@@ -124,7 +124,18 @@ def _declared(tool_def: Any) -> dict[str, Any]:
     return entry
 
 
+def _forget_notices() -> None:
+    """Each case on its own: the fork logs each notice once per process, and
+    a case must not depend on the ones before it (upstream has no notices)."""
+    try:
+        from claude_agent_sdk._internal.notices import forget_notices
+    except ImportError:
+        return
+    forget_notices()
+
+
 def run_case(case: dict[str, Any]) -> dict[str, Any]:
+    _forget_notices()
     name = f"differential_case_{next(_counter)}"
     module = types.ModuleType(name)
     received: list[str] = []
