@@ -362,7 +362,15 @@ def tool(
     strict: bool | None = None,
     input_examples: list[dict[str, Any]] | None = None,
     extra_fields: dict[str, Any] | None = None,
-) -> Callable[[Callable[[Any], Awaitable[dict[str, Any]]]], SdkMcpTool[Any]]: ...
+) -> Callable[
+    # The same form as the overload above, so that an input_schema typed Any
+    # (matching both) keeps the decorator typed.
+    [
+        Callable[[Any], Awaitable[dict[str, Any]]]
+        | Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+    ],
+    SdkMcpTool[Any],
+]: ...
 
 
 def tool(
