@@ -863,7 +863,6 @@ def create_sdk_mcp_server(
         except Exception as e:
             return _tool_error_result(str(e))
 
-    # One per entry: two tools with one name each list their own fields.
     listed = [_listed_fields(tool_def) for tool_def in tools]
     output_validators = {
         tool_def.name: output_validator(fields.get("outputSchema"))

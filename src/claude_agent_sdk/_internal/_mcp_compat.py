@@ -116,7 +116,6 @@ def can_cancel_requests(server: Server) -> bool:
 
 
 # Top-level fields each tool of a server built here lists beyond its ``Tool``.
-# One (name, fields) pair per listed tool, in listing order.
 _listed_fields: weakref.WeakKeyDictionary[Server, list[tuple[str, dict[str, Any]]]] = (
     weakref.WeakKeyDictionary()
 )
@@ -209,23 +208,11 @@ def complete_listed_tools(server: Server, payload: dict[str, Any]) -> dict[str, 
     result = payload.get("result")
     if not entries or not isinstance(result, dict):
         return payload
-    # By position, as mcp lists the tools in order: two tools with one name
-    # each get their own fields, never the other's.
-    tools = result.get("tools") or ()
-    for listed, (name, fields) in zip(tools, entries, strict=False):
+    # By position: two tools with one name each get their own fields.
+    for listed, (name, fields) in zip(result.get("tools") or (), entries, strict=False):
         if fields and listed.get("name") == name:
             listed.update(copy.deepcopy(fields))
     return payload
-
-
-def _entries(
-    tools: list[Tool], listed_fields: list[dict[str, Any]] | None
-) -> list[tuple[str, dict[str, Any]]]:
-    fields = listed_fields or [{}] * len(tools)
-    return [
-        (tool.name, copy.deepcopy(extra))
-        for tool, extra in zip(tools, fields, strict=True)
-    ]
 
 
 def build_tool_server(
@@ -241,10 +228,11 @@ def build_tool_server(
     so tool behavior does not depend on either major's defaults. On 1.x that
     means turning off the decorator's own jsonschema validation.
 
-    ``listed_fields`` holds, for each of ``tools`` in order, the top-level
-    fields its ``tools/list`` entry carries beyond ``Tool`` (copied; see
-    ``complete_listed_tools``).
+    ``listed_fields[i]``: top-level fields ``tools[i]``'s ``tools/list`` entry
+    carries beyond ``Tool`` (copied; see ``complete_listed_tools``).
     """
+    fields = listed_fields or [{}] * len(tools)
+    entries = [(t.name, copy.deepcopy(f)) for t, f in zip(tools, fields, strict=True)]
     if MCP_MAJOR >= 2:
 
         async def on_list_tools(ctx: Any, params: Any) -> ListToolsResult:
@@ -259,7 +247,7 @@ def build_tool_server(
             on_list_tools=on_list_tools,
             on_call_tool=on_call_tool,
         )
-        _listed_fields[server] = _entries(tools, listed_fields)
+        _listed_fields[server] = entries
         return server
 
     async def list_tools() -> list[Tool]:
@@ -279,5 +267,5 @@ def build_tool_server(
     legacy_server.call_tool(validate_input=False)(call_tool)
     built: Server = legacy_server
     _cancel_safe.add(built)
-    _listed_fields[built] = _entries(tools, listed_fields)
+    _listed_fields[built] = entries
     return built
