@@ -40,7 +40,11 @@ from ._errors import (
 )
 from ._internal._mcp_compat import build_tool_server
 from ._internal.argument_validation import argument_error, compile_validator
-from ._internal.pydantic_models import is_model_class, validate_arguments
+from ._internal.pydantic_models import (
+    handler_takes_model,
+    is_model_class,
+    validate_arguments,
+)
 from ._internal.schema_checks import opted_in, served_input_schema
 from ._internal.session_import import import_session_to_store
 from ._internal.session_mutations import (
@@ -339,7 +343,13 @@ def tool(
         list[dict[str, Any]] | list[_Model] | list[dict[str, Any] | _Model] | None
     ) = None,
     extra_fields: dict[str, Any] | None = None,
-) -> Callable[[Callable[[_Model], Awaitable[dict[str, Any]]]], SdkMcpTool[_Model]]: ...
+) -> Callable[
+    [
+        Callable[[_Model], Awaitable[dict[str, Any]]]
+        | Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+    ],
+    SdkMcpTool[_Model],
+]: ...
 
 
 @overload
@@ -352,7 +362,15 @@ def tool(
     strict: bool | None = None,
     input_examples: list[dict[str, Any]] | None = None,
     extra_fields: dict[str, Any] | None = None,
-) -> Callable[[Callable[[Any], Awaitable[dict[str, Any]]]], SdkMcpTool[Any]]: ...
+) -> Callable[
+    # The same form as the overload above, so that an input_schema typed Any
+    # (matching both) keeps the decorator typed.
+    [
+        Callable[[Any], Awaitable[dict[str, Any]]]
+        | Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+    ],
+    SdkMcpTool[Any],
+]: ...
 
 
 def tool(
@@ -383,7 +401,9 @@ def tool(
             - A JSON Schema dictionary for full validation
             - A pydantic ``BaseModel`` subclass: listed with the model's JSON
               Schema, each call validated by the model (every failing field
-              reported to Claude), and the handler receives the instance.
+              reported to Claude). The handler receives the model instance
+              when its parameter is annotated with the model class
+              (``async def h(args: Model)``), else the arguments dict.
               With ``strict=True`` constraints strict mode cannot compile but
               the model enforces (``Field(ge=1, le=50)``, ``min_length``, ...)
               move from the listed schema into the field's description.
@@ -612,6 +632,14 @@ def _build_meta(tool_def: SdkMcpTool[Any]) -> dict[str, Any] | None:
     return meta or None
 
 
+def _new_fields(tool_def: SdkMcpTool[Any]) -> bool:
+    """Whether ``tool_def`` uses ``strict``, ``input_examples`` or ``extra_fields``."""
+    return any(
+        value is not None
+        for value in (tool_def.strict, tool_def.input_examples, tool_def.extra_fields)
+    )
+
+
 def _listed_fields(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
     """Fields of the tool's ``tools/list`` entry beyond mcp's ``Tool``."""
     new = {"strict": tool_def.strict, "input_examples": tool_def.input_examples}
@@ -756,18 +784,26 @@ def create_sdk_mcp_server(
     tools = tools or []
     tools_by_name = {tool_def.name: tool_def for tool_def in tools}
     warn_duplicate_names(name, tools)
-    schemas = {tool_def.name: _served_input_schema(tool_def) for tool_def in tools}
+    own_schemas = [_served_input_schema(tool_def) for tool_def in tools]
+    schemas = dict(zip([tool_def.name for tool_def in tools], own_schemas, strict=True))
+    # Two tools with one name are listed with the last one's schema, as
+    # upstream lists them, unless one uses a new field: then each entry lists
+    # its own, so none carries the other's schema (nor a _meta strict hint
+    # beside a schema strict mode never checked).
+    separate = {tool_def.name for tool_def in tools if _new_fields(tool_def)}
     wire_tools = [
         Tool.model_validate(
             {
                 "name": tool_def.name,
                 "description": tool_def.description,
-                "inputSchema": schemas[tool_def.name],
+                "inputSchema": (
+                    schema if tool_def.name in separate else schemas[tool_def.name]
+                ),
                 "annotations": tool_def.annotations,
                 "_meta": _build_meta(tool_def),
             }
         )
-        for tool_def in tools
+        for tool_def, schema in zip(tools, own_schemas, strict=True)
     ]
 
     # Built on a tool's first call: a server may define many tools it never
@@ -784,12 +820,16 @@ def create_sdk_mcp_server(
             return _tool_error_result(f"Tool '{tool_name}' not found")
         try:
             if is_model_class(tool_def.input_schema):
-                # The model validates (its error lists every failing field)
-                # and the handler gets the instance.
+                # The model validates (its error lists every failing field);
+                # the handler gets the instance if its parameter is annotated
+                # with the model, else the arguments dict, as upstream passed.
+                instance = validate_arguments(
+                    tool_def.input_schema, arguments, tool_name=tool_name
+                )
                 result = await tool_def.handler(
-                    validate_arguments(
-                        tool_def.input_schema, arguments, tool_name=tool_name
-                    )
+                    instance
+                    if handler_takes_model(tool_def.handler, tool_def.input_schema)
+                    else arguments
                 )
             else:
                 validator = validators.get(tool_name)
@@ -819,10 +859,10 @@ def create_sdk_mcp_server(
         except Exception as e:
             return _tool_error_result(str(e))
 
-    listed = {tool_def.name: _listed_fields(tool_def) for tool_def in tools}
+    listed = [_listed_fields(tool_def) for tool_def in tools]
     output_validators = {
-        tool_name: output_validator(fields.get("outputSchema"))
-        for tool_name, fields in listed.items()
+        tool_def.name: output_validator(fields.get("outputSchema"))
+        for tool_def, fields in zip(tools, listed, strict=True)
     }
     server = build_tool_server(name, version, wire_tools, run_tool, listed)
     check_server_limits(name, server, tools, schemas)

@@ -9,9 +9,9 @@ differential test fails on any difference no row accounts for, and on any
 row no case shows. ``docs/differences.md`` carries ``ROWS`` as a table
 (``python -m tests.differential.differences --write``).
 
-A row is a repair of something upstream breaks, or a warning about a hazard
-upstream keeps silent; with none of the new arguments nothing else may
-differ.
+A row is a repair of something upstream breaks, or a notice (a log record,
+never a warning) about a hazard upstream keeps silent; with none of the new
+arguments nothing else may differ, also with warnings as errors.
 """
 
 from __future__ import annotations
@@ -232,22 +232,12 @@ def _remote_ref_call(d: Difference) -> bool:
     )
 
 
-def _warning(pattern: str) -> Callable[[Difference], bool]:
-    regex = re.compile(pattern, re.S)
+def _notice(pattern: str) -> Callable[[Difference], bool]:
+    """A log record at WARNING on the SDK's logger that only the fork has.
 
-    def matches(d: Difference) -> bool:
-        return (
-            d.aspect.endswith("_warning")
-            and d.upstream is None
-            and isinstance(d.fork, str)
-            and regex.match(d.fork) is not None
-        )
-
-    return matches
-
-
-def _log(pattern: str) -> Callable[[Difference], bool]:
-    regex = re.compile(pattern, re.S)
+    Never a warning: a warning only the fork issues is a difference no row
+    accounts for (under ``-W error`` it would refuse the definition)."""
+    regex = re.compile(r"WARNING claude_agent_sdk[\w.]*: " + pattern, re.S)
 
     def matches(d: Difference) -> bool:
         return (
@@ -261,10 +251,18 @@ def _log(pattern: str) -> Callable[[Difference], bool]:
 
 
 def _model_class(d: Difference) -> bool:
-    """A pydantic model tool: served, validated and handed over by the model."""
+    """A pydantic model tool: served as the model's schema and validated by
+    it; a call differs only where the model refused it, since a handler not
+    annotated with the model gets the arguments dict, as upstream's did."""
     declared = d.case.get("declared") or {}
     if d.aspect == "call" and declared.get("kind") == "ModelMetaclass":
-        return True
+        result = d.fork["response"].get("result") or {}
+        text = " ".join(c.get("text", "") for c in result.get("content") or [])
+        return (
+            result.get("isError") is True
+            and d.fork["received"] == []
+            and text.startswith("Input validation error: the arguments of tool")
+        )
     return (
         d.aspect == "list"
         and declared.get("kind") == "ModelMetaclass"
@@ -335,66 +333,61 @@ ROWS = [
         _remote_ref_call,
     ),
     Row(
-        "remote-ref-warning",
+        "remote-ref-notice",
         "The same tool, when its server is built",
         "nothing",
-        "one `UserWarning` naming the tool and each reference's JSON Pointer",
+        "one log record (a notice) naming the tool and each reference's JSON Pointer",
         "hazard made visible (patch `schema-checks`)",
-        _warning(r"UserWarning: Tool '[^']*': input_schema refers outside itself"),
+        _notice(r"Tool '[^']*': input_schema refers outside itself"),
     ),
     Row(
-        "fails-every-call-warning",
+        "fails-every-call-notice",
         "A schema that fails its metaschema, a `pattern` Python's `re` cannot "
         "compile, a local `$ref` to nothing, NaN",
         "served; every call is an error result",
-        "the same, plus one `UserWarning` naming the tool and listing each place",
+        "the same, plus one notice naming the tool and listing each place",
         "hazard made visible (patch `schema-checks`)",
-        _warning(r"UserWarning: Tool '[^']*': input_schema would fail every call"),
+        _notice(r"Tool '[^']*': input_schema would fail every call"),
     ),
     Row(
-        "too-deep-warning",
+        "too-deep-notice",
         "A schema nested deeper than 128 levels",
         "served as written: mcp cannot serialize it, so the server's "
         "`tools/list` fails (mcp 2.x) or the server stops (mcp 1.x), and "
         "every call fails with `RecursionError`",
-        "the same, plus one `UserWarning`",
+        "the same, plus one notice",
         "hazard made visible (patch `schema-checks`)",
-        _warning(r"UserWarning: Tool '[^']*': input_schema nests deeper"),
+        _notice(r"Tool '[^']*': input_schema nests deeper"),
     ),
     Row(
-        "non-object-top-warning",
+        "non-object-top-notice",
         'An `input_schema` dict whose top-level `type` is not `"object"` '
         '(`{"type": "array", ...}`, `{"type": ["object", "null"]}`)',
         "read as shorthand (or, with `properties`, served as written, which "
         "mcp 2.x refuses to list)",
-        "the same, plus one warning record on the SDK's logger, once per tool, "
-        "saying what the tool became",
+        "the same, plus one notice saying what the tool became",
         "hazard made visible (patch `json-schema-dicts`)",
-        _log(
-            r"WARNING claude_agent_sdk\S*: Tool '[^']*': input_schema has the top-level"
-        ),
+        _notice(r"Tool '[^']*': input_schema has the top-level"),
     ),
     Row(
-        "duplicate-names-warning",
+        "duplicate-names-notice",
         "Two tools with one name in one server that differ (description, "
         "schema, handler, ...)",
         "both listed; calls reach the last one's handler (Claude Code shows "
         "the model the first one's definition)",
-        "the same, plus one `UserWarning` naming the fields that differ",
+        "the same, plus one notice naming the fields that differ",
         "hazard made visible (patch `tool-field-checks`)",
-        _warning(r"UserWarning: SDK MCP server '[^']*' has two tools named"),
+        _notice(r"SDK MCP server '[^']*' has two tools named"),
     ),
     Row(
-        "unknown-class-warning",
+        "unknown-class-notice",
         "An `input_schema` that is a class other than a TypedDict or a "
         "pydantic model (a dataclass; a `typing_extensions.TypedDict` on "
         "Python 3.11-3.12, which `typing.is_typeddict` does not recognize)",
         "served as an object without properties; any arguments reach the handler",
-        "the same, plus one `UserWarning` saying why",
+        "the same, plus one notice saying why",
         "hazard made visible (patch `pydantic-input-models`)",
-        _warning(
-            r"UserWarning: Tool '[^']*': input_schema .* is (neither|a typing_extensions)"
-        ),
+        _notice(r"Tool '[^']*': input_schema .* is (neither|a typing_extensions)"),
     ),
     Row(
         "pydantic-model",
@@ -402,10 +395,11 @@ ROWS = [
         "served as an object without properties; the handler gets the "
         "arguments dict, unchecked",
         "served as the model's JSON Schema; each call is validated by the "
-        "model and the handler gets the model instance",
-        "opt-in (a model class is one of the new arguments) and repair: "
-        "upstream tells the model of no parameter (patch "
-        "`pydantic-input-models`)",
+        "model (a call it refuses is an error result listing every failing "
+        "field) and the handler gets the arguments dict, as upstream's did "
+        "(the model instance only if its parameter is annotated with the model)",
+        "repair: upstream tells the model of no parameter and checks nothing "
+        "(patch `pydantic-input-models`)",
         _model_class,
     ),
     Row(

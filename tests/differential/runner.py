@@ -14,6 +14,11 @@ against it through ``Query._handle_sdk_mcp_request``: ``initialize``,
 ``tools/list`` and each ``tools/call`` of the case. Recorded per case, as
 JSON: what each phase raised, every warning and log record, every raw
 JSON-RPC response, and the arguments each handler received.
+
+With ``DIFFERENTIAL_WARNINGS=error`` every case runs with warnings as errors
+(``python -W error``, pytest's ``filterwarnings = error``): a warning then
+raises where it is issued, and what that changes is recorded like anything
+else.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import sys
 import types
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from claude_agent_sdk import create_sdk_mcp_server
 from tests.lib.cli_peer import PROTOCOL_VERSION, CliPeer
@@ -38,6 +43,11 @@ class Raise(Exception):  # noqa: N818 - named for the cases' source text
 
 
 _counter = itertools.count()
+
+# "always" records every warning; "error" raises each where it is issued.
+WARNINGS_ACTION: Literal["always", "error"] = (
+    "error" if os.environ.get("DIFFERENTIAL_WARNINGS") == "error" else "always"
+)
 
 
 def _received_text(value: Any) -> str:
@@ -114,7 +124,18 @@ def _declared(tool_def: Any) -> dict[str, Any]:
     return entry
 
 
+def _forget_notices() -> None:
+    """Each case on its own: the fork logs each notice once per process, and
+    a case must not depend on the ones before it (upstream has no notices)."""
+    try:
+        from claude_agent_sdk._internal.notices import forget_notices
+    except ImportError:
+        return
+    forget_notices()
+
+
 def run_case(case: dict[str, Any]) -> dict[str, Any]:
+    _forget_notices()
     name = f"differential_case_{next(_counter)}"
     module = types.ModuleType(name)
     received: list[str] = []
@@ -140,7 +161,7 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"id": case["id"]}
     try:
         with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+            warnings.simplefilter(WARNINGS_ACTION)
             try:
                 exec(
                     compile(case["source"], f"<{case['id']}>", "exec"), module.__dict__
@@ -153,7 +174,7 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
         results.extend(module.__dict__.get("RESULTS", []))
         out["tools"] = [_declared(tool_def) for tool_def in module.TOOLS]
         with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+            warnings.simplefilter(WARNINGS_ACTION)
             try:
                 config = create_sdk_mcp_server("srv", tools=module.TOOLS)
             except Exception as error:  # noqa: BLE001 - recorded, compared
@@ -162,7 +183,7 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
         if "server_error" in out:
             return out
         with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+            warnings.simplefilter(WARNINGS_ACTION)
             out.update(asyncio.run(_drive(config, case["calls"], received, current)))
             out["serve_warnings"] = _warning_lines(caught)
     finally:
@@ -174,9 +195,19 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def _sabotage(name: str) -> None:
-    """Break one neutral behaviour on purpose (the test that the comparison
+    """Break one neutral behaviour on purpose (the tests that the comparison
     bites): serve every tool's Python types with the fork's faithful
-    converter, as if every tool had opted in."""
+    converter, as if every tool had opted in; or issue every notice as a
+    ``UserWarning`` too, as the fork once did."""
+    if name == "notices-as-warnings":
+        from claude_agent_sdk._internal import notices
+
+        def warn_too(record: logging.LogRecord) -> bool:
+            warnings.warn(record.getMessage(), UserWarning, stacklevel=2)
+            return True
+
+        notices._ONCE.filter = warn_too  # type: ignore[method-assign]
+        return
     if name != "faithful-types-for-every-tool":
         raise SystemExit(f"unknown sabotage {name!r}")
     import claude_agent_sdk

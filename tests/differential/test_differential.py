@@ -70,6 +70,18 @@ def outputs(workdir: Path, cases: Path) -> Outputs:
     return loaded, upstream, fork
 
 
+@pytest.fixture(scope="module")
+def outputs_warnings_as_errors(workdir: Path, cases: Path) -> Outputs:
+    """Both sides with warnings as errors (``python -W error``)."""
+    if not UPSTREAM_PYTHON:
+        pytest.fail("$DIFFERENTIAL_UPSTREAM_PYTHON is not set", pytrace=False)
+    env = {"DIFFERENTIAL_WARNINGS": "error"}
+    loaded = json.loads(cases.read_text("utf-8"))
+    upstream = _run(UPSTREAM_PYTHON, cases, workdir / "upstream-W.json", env)
+    fork = _run(sys.executable, cases, workdir / "fork-W.json", env)
+    return loaded, upstream, fork
+
+
 def _differences(outputs: Outputs) -> list[differences.Difference]:
     loaded, upstream, fork = outputs
     assert [c["id"] for c in loaded] == [o["id"] for o in upstream]
@@ -177,3 +189,42 @@ def test_breaking_one_neutral_behaviour_fails_the_comparison(
     ]
     assert unexplained
     assert any(d.aspect == "list" for d in unexplained)
+
+
+def test_with_warnings_as_errors_every_difference_is_a_row_too(
+    outputs_warnings_as_errors: Outputs,
+) -> None:
+    """A notice never refuses: with warnings as errors the fork defines,
+    serves and answers every case as upstream does (but for the rows), so a
+    suite run with ``filterwarnings = error`` stays green on the fork."""
+    found = _differences(outputs_warnings_as_errors)
+    unexplained = [d for d in found if differences.explain(d) is None]
+    shown = "\n".join(d.describe() for d in unexplained[:15])
+    assert not unexplained, (
+        f"{len(unexplained)} of {len(found)} differences from upstream under "
+        f"-W error match no row:\n{shown}"
+    )
+
+
+def test_a_notice_issued_as_a_warning_fails_the_comparison(
+    workdir: Path, cases: Path, outputs_warnings_as_errors: Outputs
+) -> None:
+    """The -W error comparison bites: a fork that also warns its notices (as
+    it once did) refuses definitions upstream accepts, and that is caught."""
+    loaded, upstream, _ = outputs_warnings_as_errors
+    sabotaged = _run(
+        sys.executable,
+        cases,
+        workdir / "sabotaged-W.json",
+        env={
+            "DIFFERENTIAL_WARNINGS": "error",
+            "DIFFERENTIAL_SABOTAGE": "notices-as-warnings",
+        },
+    )
+    unexplained = [
+        d
+        for case, up, fk in zip(loaded, upstream, sabotaged, strict=True)
+        for d in differences.compare(case, up, fk)
+        if differences.explain(d) is None
+    ]
+    assert any(d.aspect == "server_error" for d in unexplained)

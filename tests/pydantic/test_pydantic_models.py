@@ -2,8 +2,10 @@
 
 A ``BaseModel`` class passed as ``input_schema`` is listed with the model's
 JSON Schema (made strict-compatible for a strict tool), every call is
-validated by the model, the handler receives the instance, and a call the
-model rejects comes back as an error result that lists each failing field.
+validated by the model, the handler receives the instance when its parameter
+is annotated with the model (else the arguments dict, as upstream passed
+it), and a call the model rejects comes back as an error result that lists
+each failing field.
 Upstream 0.2.189 (and the fork before this patch) lists such a tool as
 ``{"type": "object", "properties": {}}`` and hands the handler the raw dict,
 so every test marked ``requires_patch("pydantic-input-models")`` fails there.
@@ -153,8 +155,19 @@ async def _echo(args: Any) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": repr(args)}]}
 
 
+def _echo_as(model: type[BaseModel]) -> Callable[[Any], Any]:
+    """``_echo`` with its parameter annotated with ``model``: it asks for the
+    instance (a handler not so annotated gets the arguments dict)."""
+
+    async def echo(args: Any) -> dict[str, Any]:
+        return await _echo(args)
+
+    echo.__annotations__["args"] = model
+    return echo
+
+
 def _search_tool(**fields: Any) -> SdkMcpTool[Any]:
-    return tool("search", "Search case law", SearchArgs, **fields)(_echo)
+    return tool("search", "Search case law", SearchArgs, **fields)(_echo_as(SearchArgs))
 
 
 def _server(*tools: SdkMcpTool[Any]) -> McpSdkServerConfig:
@@ -205,7 +218,7 @@ class Node(BaseModel):
 
 @FEATURE
 async def test_a_self_referencing_model_is_served_with_an_object_root() -> None:
-    node = tool("tree", "A tree", Node)(_echo)
+    node = tool("tree", "A tree", Node)(_echo_as(Node))
     schema = (await tools_by_name(_server(node)))["tree"]["inputSchema"]
 
     assert schema["type"] == "object"
@@ -306,7 +319,9 @@ class Constrained(BaseModel):
 
 @FEATURE
 async def test_strict_describes_each_enforced_constraint_where_it_was() -> None:
-    config = _server(tool("c", "Constrained", Constrained, strict=True)(_echo))
+    config = _server(
+        tool("c", "Constrained", Constrained, strict=True)(_echo_as(Constrained))
+    )
     schema = (await tools_by_name(config))["c"]["inputSchema"]
     props = schema["properties"]
 
@@ -379,7 +394,7 @@ async def test_arguments_are_validated_as_the_json_they_arrived_as() -> None:
     # date and a list for a tuple in Python mode, but not in JSON mode.
     received.clear()
     result = await call_tool(
-        _server(tool("s", "Strict config", StrictConfig)(_echo)),
+        _server(tool("s", "Strict config", StrictConfig)(_echo_as(StrictConfig))),
         "s",
         {"when": "2024-02-29", "pair": [1, 2], "jurisdiction": "dk"},
     )
@@ -397,7 +412,9 @@ class Aliased(BaseModel):
 @FEATURE
 async def test_aliases_are_the_keys_served_and_accepted() -> None:
     config = _server(
-        tool("a", "Aliased", Aliased, input_examples=[Aliased(**{"from": "x"})])(_echo)
+        tool("a", "Aliased", Aliased, input_examples=[Aliased(**{"from": "x"})])(
+            _echo_as(Aliased)
+        )
     )
     entry = (await tools_by_name(config))["a"]
     received.clear()

@@ -31,10 +31,14 @@ async def call(args: SearchArgs) -> None:
     await typed.handler({"query": "x"})  # type: ignore[arg-type]
 
 
-# A handler written for the old dict arguments is a type error now.
-@tool("search", "Search case law", SearchArgs)  # type: ignore[arg-type]
+# A handler written for upstream's dict arguments still type-checks (and
+# gets the dict at run time).
+@tool("search", "Search case law", SearchArgs)
 async def old_style(args: dict[str, Any]) -> dict[str, Any]:
-    return {"content": []}
+    return {"content": [{"type": "text", "text": args["query"]}]}
+
+
+assert_type(old_style, SdkMcpTool[SearchArgs])
 
 
 # Examples may be instances or dicts. (A list literal mixing both is

@@ -46,8 +46,11 @@ def test_readme_table_is_generated_from_these_cases() -> None:
 
 
 @pytest.mark.requires_patch("tool-field-checks")
-async def test_two_tools_with_one_name_are_served_as_upstream_with_a_warning() -> None:
-    # Not refused (upstream serves both): one warning naming what differs.
+async def test_two_tools_with_one_name_are_served_as_upstream_with_a_log_record(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Not refused (upstream serves both): one log record naming what differs,
+    # never a warning (a suite run with filterwarnings=error stays green).
     async def first(args: dict[str, Any]) -> dict[str, Any]:
         return {"content": [{"type": "text", "text": "first"}]}
 
@@ -56,13 +59,15 @@ async def test_two_tools_with_one_name_are_served_as_upstream_with_a_warning() -
 
     tools = [tool("search", "One", {"q": str})(first)]
     tools.append(tool("search", "Other", {"q": str})(last))
-    with pytest.warns(UserWarning) as caught:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         config = create_sdk_mcp_server("srv", tools=tools)
-    [warning] = caught
-    assert str(warning.message).startswith(
+    [record] = [r for r in caplog.records if "two tools named" in r.getMessage()]
+    assert record.levelname == "WARNING" and record.name.startswith("claude_agent_sdk")
+    assert record.getMessage().startswith(
         "SDK MCP server 'srv' has two tools named 'search' that differ in "
         "description, handler: "
-    ), warning.message
+    ), record.getMessage()
     listed, [result] = await serve(config, [("search", {"q": "x"})])
     assert [entry["description"] for entry in listed] == ["One", "Other"]
     assert result["content"] == [{"type": "text", "text": "last"}]

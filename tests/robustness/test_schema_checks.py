@@ -2,15 +2,16 @@
 
 A tool with strict=True or input_examples is checked when it is defined and
 refused; any other tool is checked when its server is built, gets one
-UserWarning per kind of problem, and is served as upstream serves it.
+log record per kind of problem (never a warning), and is served as upstream
+serves it.
 
 - A reference that resolves outside the schema is refused for opted-in tools
   (and in an outputSchema), naming the tool and the JSON Pointer; a plain
-  tool gets a warning, and the values under the reference go unchecked.
+  tool gets a log record, and the values under the reference go unchecked.
   Nothing is ever fetched: not at definition, not when examples are checked,
   not on a call.
 - A schema that fails its metaschema, or a pattern Python's ``re`` cannot
-  compile, is refused for opted-in tools; others get one UserWarning listing
+  compile, is refused for opted-in tools; others get one log record listing
   every place (pointer and keyword) and are still served.
 - NaN/infinity in a strict schema is refused with its pointer.
 - 1,000-level nesting is the documented ValueError for opted-in tools (a
@@ -32,6 +33,7 @@ import pytest
 
 from claude_agent_sdk import create_sdk_mcp_server, tool
 from tests.lib.cli_peer import serve
+from tests.lib.notices import logged_notices
 
 try:
     from claude_agent_sdk._internal.schema_checks import check_input_schema
@@ -99,7 +101,7 @@ def test_external_refs_are_refused_with_their_pointer(ref: str) -> None:
 def test_external_refs_of_other_tools_are_one_warning_with_their_pointer(
     ref: str,
 ) -> None:
-    with pytest.warns(UserWarning) as caught:
+    with logged_notices() as caught:
         check_input_schema("fetcher", _with_ref(ref), opted_in=False)
     [warning] = caught
     message = str(warning.message)
@@ -119,9 +121,7 @@ def test_dynamic_refs_and_refs_against_an_id_base_are_checked_too() -> None:
     schema = {**_with_ref("b.json"), "$id": "https://example.com/a.json"}
     with pytest.raises(ValueError, match="#/properties/a/\\$ref"):
         check_input_schema("t", schema, opted_in=True)
-    with pytest.warns(
-        UserWarning, match=r"refers outside itself[\s\S]*#/properties/a/\$ref"
-    ):
+    with logged_notices(match=r"refers outside itself[\s\S]*#/properties/a/\$ref"):
         check_input_schema("t", schema, opted_in=False)
 
 
@@ -178,7 +178,7 @@ async def test_a_plain_tool_with_an_external_ref_warns_once_and_is_served() -> N
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         plain = tool("fetcher", "d", schema)(handler)  # checked with its server
-    with pytest.warns(UserWarning) as caught:
+    with logged_notices() as caught:
         config = create_sdk_mcp_server("s", tools=[plain])
     [warning] = caught
     assert re.match(
@@ -257,7 +257,7 @@ def test_opted_in_tools_are_refused(case: str) -> None:
 @pytest.mark.parametrize("case", list(FAILING))
 def test_other_tools_get_a_warning_and_are_served(case: str) -> None:
     schema, at, keyword = FAILING[case]
-    with pytest.warns(UserWarning) as caught:
+    with logged_notices() as caught:
         check_input_schema("t", schema, opted_in=False)
     [warning] = caught
     message = str(warning.message)
@@ -278,7 +278,7 @@ def test_other_tools_get_one_warning_listing_every_place() -> None:
             "r": {"$ref": "#/$defs/missing"},
         },
     }
-    with pytest.warns(UserWarning) as caught:
+    with logged_notices() as caught:
         check_input_schema("t", schema, opted_in=False)
     [warning] = caught
     message = str(warning.message)
@@ -292,7 +292,7 @@ async def test_a_plain_tool_with_a_bad_pattern_is_still_served() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         plain = tool("p", "d", BAD_PATTERN)(_noop)  # no warning at definition
-    with pytest.warns(UserWarning) as caught:
+    with logged_notices() as caught:
         config = create_sdk_mcp_server("s", tools=[plain])
     [warning] = caught
     assert re.match(
@@ -357,7 +357,7 @@ def test_deep_nesting_is_the_documented_error_for_opted_in_tools() -> None:
         match=f"Tool 't': input_schema nests deeper than {MAX_SCHEMA_DEPTH}",
     ):
         check_input_schema("t", _deep(1000), opted_in=True)
-    with pytest.warns(UserWarning) as caught:
+    with logged_notices() as caught:
         check_input_schema("t", _deep(1000), opted_in=False)
     [warning] = caught
     assert str(warning.message).startswith(
@@ -375,7 +375,7 @@ def test_a_schema_that_contains_itself_is_the_same_error() -> None:
     schema["properties"]["self"] = schema
     with pytest.raises(ValueError, match="contains itself"):
         check_input_schema("t", schema, opted_in=True)
-    with pytest.warns(UserWarning, match="^Tool 't': input_schema nests deeper") as w:
+    with logged_notices(match="^Tool 't': input_schema nests deeper") as w:
         check_input_schema("t", schema, opted_in=False)
     assert len(w) == 1
 
@@ -392,7 +392,7 @@ def test_a_deep_plain_tool_warns_once_with_its_server() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         deep = tool("deep", "d", _deep(1000))(_noop)  # checked with its server
-    with pytest.warns(UserWarning) as caught:
+    with logged_notices() as caught:
         create_sdk_mcp_server("s", tools=[deep])
     [warning] = caught
     assert str(warning.message).startswith("Tool 'deep': input_schema nests deeper")

@@ -19,8 +19,12 @@ the handler. This module lets the model itself be the schema:
   (a keyword the model does not enforce, an open ``dict`` field, a recursive
   model) is left in place for ``strict_schema.make_strict`` to refuse.
 - ``validate_arguments`` validates a call with the model and returns the
-  instance the handler receives, or raises ``ToolArgumentsError`` listing
-  every failing field, which the SDK returns to the model as an error result.
+  instance, or raises ``ToolArgumentsError`` listing every failing field,
+  which the SDK returns to the model as an error result.
+- ``handler_takes_model`` tells whether the handler asked for the instance
+  (its parameter is annotated with the model class); any other handler
+  receives the arguments dict, as upstream passed it, so a handler written
+  for upstream (``args["query"]``) keeps working.
 - ``example_to_json`` turns an ``input_examples`` entry (a model instance or
   a dict) into the JSON object that is served, validated by the model.
 
@@ -29,9 +33,11 @@ A tool built from a dict or a TypedDict never reaches this module.
 
 from __future__ import annotations
 
+import inspect
 import json
+import typing
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, TypeGuard, TypeVar
 
 import pydantic
@@ -39,7 +45,10 @@ import pydantic_core
 import typing_extensions
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 
+from .notices import notice_logger
 from .strict_schema import PYDANTIC_DESCRIBED_KEYWORDS, describe_constraints
+
+logger = notice_logger(__name__)
 
 ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
 
@@ -86,10 +95,43 @@ def is_model_class(obj: object) -> TypeGuard[type[pydantic.BaseModel]]:
     return isinstance(obj, type) and issubclass(obj, pydantic.BaseModel)
 
 
+def handler_takes_model(handler: Callable[..., Any], model: type[Any]) -> bool:
+    """Whether ``handler`` asked for the model instance rather than the dict.
+
+    It did when its first parameter is annotated with ``model`` (or a model
+    class ``model`` derives from), also as a string (``from __future__
+    import annotations``). Any other handler (unannotated, ``dict``,
+    ``Any``) gets the arguments dict, as upstream passed it.
+    """
+    try:
+        parameters = list(inspect.signature(handler).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if not parameters:
+        return False
+    annotation = parameters[0].annotation
+    if isinstance(annotation, str):
+        try:
+            target = handler if inspect.isroutine(handler) else type(handler).__call__
+            annotation = typing.get_type_hints(target).get(
+                parameters[0].name, annotation
+            )
+        except Exception:  # an unresolvable name: compare the text
+            pass
+    if isinstance(annotation, str):
+        return annotation.strip("'\"") in (model.__name__, model.__qualname__)
+    return (
+        isinstance(annotation, type)
+        and issubclass(annotation, pydantic.BaseModel)
+        and issubclass(model, annotation)
+    )
+
+
 def warn_unknown_schema_class(tool_name: str, declared: object) -> None:
-    """Warn that ``declared`` is listed, as it always was, as an object
+    """Log that ``declared`` is listed, as it always was, as an object
     without properties: the model is told of no parameter, and any
-    arguments reach the handler."""
+    arguments reach the handler. A log record, never a warning (see
+    ``notices``)."""
     if typing_extensions.is_typeddict(declared):
         what = (
             "a typing_extensions TypedDict, which this Python's "
@@ -98,11 +140,12 @@ def warn_unknown_schema_class(tool_name: str, declared: object) -> None:
         )
     else:
         what = "neither a dict, a TypedDict nor a pydantic model"
-    warnings.warn(
-        f"Tool '{tool_name}': input_schema {declared!r} is {what}; it is served "
-        "as an object without properties, which accepts any arguments",
-        UserWarning,
-        stacklevel=4,
+    logger.warning(
+        "Tool '%s': input_schema %r is %s; it is served as an object without "
+        "properties, which accepts any arguments",
+        tool_name,
+        declared,
+        what,
     )
 
 
@@ -130,7 +173,13 @@ def model_input_schema(
         )
     generator = _EnforcedConstraints if strict else GenerateJsonSchema
     try:
-        schema = model.model_json_schema(schema_generator=generator)
+        # What pydantic warns of (a default JSON cannot hold, left out of the
+        # schema) is logged: under -W error it would refuse the tool.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            schema = model.model_json_schema(schema_generator=generator)
+        for warning in caught:
+            logger.warning("Tool '%s': %s", tool_name, warning.message)
     except pydantic.PydanticUserError as e:
         # PydanticInvalidForJsonSchema (a field of a type JSON Schema has no
         # form for) and "not fully defined" (an unresolved forward reference)

@@ -18,7 +18,8 @@ tool is defined, so it is checked there:
   local ``$ref`` that points nowhere, or a NaN/infinity (which goes on the
   wire as ``null``) is refused for a tool that opted in to checks
   (``strict=True`` or ``input_examples``) and reported with a
-  ``UserWarning`` for any other tool, which upstream serves as it is.
+  log record (never a warning) for any other tool, which upstream serves as
+  it is.
 - ``served_input_schema`` runs these checks once per tool and, for a
   ``strict=True`` tool, strict mode's rules (``strict_schema``) as well.
 
@@ -37,6 +38,7 @@ from typing import Any
 
 import jsonschema
 
+from .notices import notice_logger
 from .schema_graph import (
     MAX_SCHEMA_DEPTH,
     MAX_SCHEMA_POSITIONS,
@@ -56,6 +58,8 @@ if sys.version_info >= (3, 11):
     from typing import is_typeddict
 else:  # 3.10's does not recognize typing_extensions.TypedDict
     from typing_extensions import is_typeddict
+
+logger = notice_logger(__name__)
 
 
 class SchemaCheckError(ValueError):
@@ -190,7 +194,9 @@ def _regex_problem(pattern: Any) -> str | None:
         return None  # the metaschema check reports it
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)
+            # Whatever re warns about (FutureWarning, DeprecationWarning) is
+            # not this check's to raise, under -W error least of all.
+            warnings.simplefilter("ignore")
             re.compile(pattern)
     except (re.error, RecursionError, OverflowError) as e:
         return (
@@ -257,8 +263,9 @@ def check_input_schema(
     reference that resolves outside the schema, nesting deeper than
     ``MAX_SCHEMA_DEPTH``, a metaschema failure, a pattern Python's ``re``
     cannot compile, a local reference to nothing or a non-finite number. For
-    other tools each kind is one ``UserWarning`` naming the tool and listing
-    where, and the tool is served as upstream serves it.
+    other tools each kind is one log record (level WARNING, never a
+    ``warnings.warn``, see ``notices``) naming the tool and listing where,
+    and the tool is served as upstream serves it.
     """
     where = f"Tool '{tool_name}': {field}"
     if any(p.kind == "too deep" for p in shape_problems(schema)):
@@ -271,7 +278,11 @@ def check_input_schema(
     if dumped is not None and (dumped, written) in _CLEAN_SCHEMAS:
         return  # checked before (at definition, say) and found clean
     try:
-        problems = find_schema_problems(schema, metaschema=written)
+        with warnings.catch_warnings():
+            # A check must not change what defining the tool does under a
+            # warnings filter (jsonschema warns of an unknown $schema, say).
+            warnings.simplefilter("ignore")
+            problems = find_schema_problems(schema, metaschema=written)
     except RecursionError:
         _too_deep(where, opted_in)
         return
@@ -294,34 +305,31 @@ def check_input_schema(
             + "\n".join(f"  - {p.at} ({p.keyword}): {p.message}" for p in soft)
         )
     if hard:
-        warnings.warn(
-            f"{where} refers outside itself, and the SDK never fetches schemas: "
-            "the values those references govern are not checked "
-            "(refused for tools with strict=True or input_examples):\n"
-            + "\n".join(f"  - {p.at}: {p.message}" for p in hard),
-            UserWarning,
-            stacklevel=4,
+        logger.warning(
+            "%s refers outside itself, and the SDK never fetches schemas: the "
+            "values those references govern are not checked (refused for "
+            "tools with strict=True or input_examples):\n%s",
+            where,
+            "\n".join(f"  - {p.at}: {p.message}" for p in hard),
         )
     if soft:
-        warnings.warn(
-            f"{where} would fail every call it applies to; the tool is served "
-            "as written (refused for tools with strict=True or input_examples):\n"
-            + "\n".join(f"  - {p.at} ({p.keyword}): {p.message}" for p in soft),
-            UserWarning,
-            stacklevel=4,
+        logger.warning(
+            "%s would fail every call it applies to; the tool is served as "
+            "written (refused for tools with strict=True or input_examples):\n%s",
+            where,
+            "\n".join(f"  - {p.at} ({p.keyword}): {p.message}" for p in soft),
         )
 
 
 def _too_deep(where: str, opted_in: bool) -> None:
     if opted_in:
         raise SchemaCheckError(depth_message(where)) from None
-    warnings.warn(
-        depth_message(where) + ". It is served as written, though mcp cannot "
-        "serialize a schema this deep either: this server's tools/list fails "
-        "(mcp 2.x) or the server stops (mcp 1.x). Refused for tools with "
-        "strict=True or input_examples",
-        UserWarning,
-        stacklevel=5,
+    logger.warning(
+        "%s. It is served as written, though mcp cannot serialize a schema "
+        "this deep either: this server's tools/list fails (mcp 2.x) or the "
+        "server stops (mcp 1.x). Refused for tools with strict=True or "
+        "input_examples",
+        depth_message(where),
     )
 
 

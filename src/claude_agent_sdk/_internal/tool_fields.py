@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import re
-import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -19,6 +18,7 @@ import pydantic
 from mcp.types import Tool
 
 from .argument_validation import argument_error, compile_validator
+from .notices import notice_logger
 from .pydantic_models import example_to_json, is_model_class
 from .schema_checks import check_input_schema
 
@@ -228,8 +228,11 @@ def _check_mcp_tool_fields(where: str, fields: dict[str, Any]) -> None:
         ) from None
 
 
+logger = notice_logger(__name__)
+
+
 def warn_duplicate_names(server_name: str, tools: list[Any]) -> None:
-    """Warn once per name when two differing tools of a server share it.
+    """Log a warning once per name when two differing tools of a server share it.
 
     Both are listed and a call by that name reaches the last one's handler,
     as always; Claude Code offers the model one definition (the first), so
@@ -251,13 +254,14 @@ def warn_duplicate_names(server_name: str, tools: list[Any]) -> None:
         ]  # fmt: skip
         if differing:
             warned.add(tool_def.name)
-            warnings.warn(
-                f"SDK MCP server '{server_name}' has two tools named "
-                f"'{tool_def.name}' that differ in {', '.join(differing)}: both "
-                "are listed and calls reach the last one's handler, while "
-                "Claude Code shows the model the first one's definition",
-                UserWarning,
-                stacklevel=3,
+            # A log record, never a warning (see notices.py).
+            logger.warning(
+                "SDK MCP server '%s' has two tools named '%s' that differ in "
+                "%s: both are listed and calls reach the last one's handler, "
+                "while Claude Code shows the model the first one's definition",
+                server_name,
+                tool_def.name,
+                ", ".join(differing),
             )
 
 
