@@ -13,6 +13,7 @@ mode's rules (``strict_schema``) are built on this module.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -189,6 +190,8 @@ class SchemaGraph:
             self.nodes[()] = document
             self.edges[((), "")] = []
             return
+        if self._walk_without_references():
+            return
         specification = _specification(document)
         locations = _locations(document)
         root = specification.create_resource(document)
@@ -244,6 +247,50 @@ class SchemaGraph:
             for child_path, _, child in subschemas(value, path):
                 children.append((child_path, child, resolver, False, key, None))
             stack.extend(reversed(children))
+
+    def _walk_without_references(self) -> bool:
+        """The walk of a document with no reference keyword in any position,
+        most schemas: base URIs then change nothing, so ``referencing`` is
+        not needed. Returns False, having recorded nothing, at the first
+        reference (the full walk then runs)."""
+        nodes: dict[Path, Any] = {}
+        edges: dict[Key, list[tuple[Key, Reference | None]]] = {}
+        stack: list[tuple[Path, Any]] = [((), self.document)]
+        while stack:
+            path, value = stack.pop()
+            key: Key = (path, "")
+            nodes[path] = value
+            edges[key] = []
+            if not isinstance(value, dict):
+                continue
+            if any(keyword in value for keyword in REFERENCE_KEYWORDS):
+                return False
+            steps = [(path_, child) for path_, _, child in subschemas(value, path)]
+            edges[key] = [((child_path, ""), None) for child_path, _ in steps]
+            stack.extend(reversed(steps))
+            if len(nodes) > MAX_SCHEMA_POSITIONS:
+                return False
+        self.nodes, self.edges = nodes, edges
+        return True
+
+    def without(self, dropped: set[Path]) -> SchemaGraph:
+        """This graph less the positions at or under ``dropped`` (entries of
+        ``$defs`` no reference reaches, removed from the document): what
+        ``build`` would give for the document without them."""
+
+        def kept(path: Path) -> bool:
+            return not any(path[:n] in dropped for n in range(2, len(path) + 1))
+
+        graph = SchemaGraph(self.document, too_complex=self.too_complex)
+        graph.nodes = {p: v for p, v in self.nodes.items() if kept(p)}
+        graph.references = [r for r in self.references if kept(r.path)]
+        graph.edges = {
+            key: [(child, via) for child, via in steps if kept(child[0])]
+            for key, steps in self.edges.items()
+            if kept(key[0])
+        }
+        graph.targets = {p: t for p, t in self.targets.items() if kept(p)}
+        return graph
 
     def recursive_references(self) -> list[Reference]:
         """The references that close a cycle: each makes the schema recursive."""
@@ -321,3 +368,70 @@ def _resolve(
     if isinstance(contents, bool):
         return reference(None, None), None
     return reference(None, "nowhere"), None
+
+
+# --- patterns for Python's re -------------------------------------------------------
+
+
+def python_pattern(pattern: str) -> str:
+    """An ECMA-262 ``pattern`` written for Python's ``re``, as far as needed.
+
+    Named groups ``(?<name>...)`` become ``(?P<name>...)`` and named
+    backreferences ``\\k<name>`` become ``(?P=name)``; character classes and
+    escapes are left alone. Everything else is already the same in both.
+    """
+    out: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            if not in_class and pattern.startswith("\\k<", i):
+                end = pattern.find(">", i + 3)
+                if end != -1:
+                    out.append(f"(?P={pattern[i + 3 : end]})")
+                    i = end + 1
+                    continue
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif (
+            pattern.startswith("(?<", i)
+            and not pattern.startswith("(?<=", i)
+            and not pattern.startswith("(?<!", i)
+        ):
+            out.append("(?P<")
+            i += 3
+            continue
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def python_patterns(schema: Any) -> Any:
+    """A copy of ``schema`` with every ``pattern`` and ``patternProperties``
+    name written for Python's ``re`` (``python_pattern``)."""
+    if shape_problems(schema):
+        return schema  # reported as it is
+    try:
+        copy = json.loads(json.dumps(schema))
+    except (TypeError, ValueError, RecursionError):
+        return schema
+    stack = [copy]
+    while stack:
+        value = stack.pop()
+        if not isinstance(value, dict):
+            continue
+        stack.extend(child for _, _, child in subschemas(value, ()))
+        if isinstance(value.get("pattern"), str):
+            value["pattern"] = python_pattern(value["pattern"])
+        names = value.get("patternProperties")
+        if isinstance(names, dict):
+            value["patternProperties"] = {
+                python_pattern(name): sub for name, sub in names.items()
+            }
+    return copy
