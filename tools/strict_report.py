@@ -33,6 +33,7 @@ them, their columns read "not installed", and ``--write`` refuses.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import importlib
 import importlib.metadata
@@ -232,10 +233,9 @@ def timings(tools: Sequence[CorpusTool]) -> dict[str, list[float]] | None:
                 for way in order:
                     schema = copy.deepcopy(entry.schema)
                     start = time.perf_counter()
-                    try:
+                    # A peer's refusal still took its time.
+                    with contextlib.suppress(Exception):
                         ways[way](schema)
-                    except Exception:  # a peer's refusal still took its time
-                        pass
                     elapsed = time.perf_counter() - start
                     best[way][index] = min(best[way][index], elapsed)
     return best
@@ -249,7 +249,9 @@ def _median(values: Sequence[float]) -> float:
     return (ordered[middle - 1] + ordered[middle]) / 2
 
 
-def timing_lines(tools: Sequence[CorpusTool], best: dict[str, list[float]]) -> list[str]:
+def timing_lines(
+    tools: Sequence[CorpusTool], best: dict[str, list[float]]
+) -> list[str]:
     sdk, peer_times = best["sdk"], best["anthropic"]
     slowest = max(range(len(tools)), key=lambda i: sdk[i])
     ratio = _median(sdk) / _median(peer_times)

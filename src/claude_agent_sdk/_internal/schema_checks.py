@@ -41,6 +41,7 @@ import jsonschema
 from .schema_graph import (
     MAX_SCHEMA_DEPTH,
     MAX_SCHEMA_POSITIONS,
+    PLAIN_DIALECTS,
     SchemaGraph,
     pointer,
     python_pattern,
@@ -275,7 +276,9 @@ def _plainly_valid(schema: Any, *, clean: bool = False) -> bool:
     keyword takes; anything else (``$schema``, ``$id``, ``items`` as a list,
     a count written as ``1.0``, ...) answers False and gets the full
     metaschema check, which is what keeps this conservative. Keywords the
-    metaschema does not name are annotations it accepts with any value.
+    metaschema does not name are annotations it accepts with any value. A
+    root ``$schema`` must be one of ``PLAIN_DIALECTS``, whose metaschemas
+    accept at least what this walk does.
 
     With ``clean``, also whether ``find_schema_problems`` would find
     nothing: no reference, no ``pattern``, nothing nested deeper than half
@@ -300,9 +303,7 @@ def _plainly_valid(schema: Any, *, clean: bool = False) -> bool:
                     return False
                 stack.extend((sub, inner + 1) for sub in item.values())
             elif key in _NON_EMPTY_SCHEMA_LISTS or key == "prefixItems":
-                if not isinstance(item, list) or (
-                    not item and key != "prefixItems"
-                ):
+                if not isinstance(item, list) or (not item and key != "prefixItems"):
                     return False
                 stack.extend((sub, inner + 1) for sub in item)
             elif key == "type":
@@ -335,12 +336,13 @@ def _plainly_valid(schema: Any, *, clean: bool = False) -> bool:
                 ):
                     return False
             elif key in _STRINGS:
-                if not isinstance(item, str) or (
-                    clean and key in ("pattern", "$ref")
-                ):
+                if not isinstance(item, str) or (clean and key in ("pattern", "$ref")):
                     return False
             elif key in _BOOLEANS:
                 if not isinstance(item, bool):
+                    return False
+            elif key == "$schema" and depth == 0:
+                if not (isinstance(item, str) and item in PLAIN_DIALECTS):
                     return False
             elif key.startswith("$") or key in ("dependencies", "dependentRequired"):
                 return False  # the full check decides
@@ -370,9 +372,7 @@ def _plain_data(value: Any, depth: int, deepest: int) -> bool:
 
 
 def _metaschema_problems(schema: Any, strict: bool = False) -> list[SchemaProblem]:
-    if not (isinstance(schema, dict) and "$schema" in schema) and _plainly_valid(
-        schema
-    ):
+    if _plainly_valid(schema):
         return []
     if strict:  # the metaschema's "regex" format is checked with Python's re
         schema = python_patterns(schema)

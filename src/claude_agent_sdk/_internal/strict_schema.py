@@ -688,12 +688,13 @@ def transform(document: Any, graph: SchemaGraph, *, describe: bool) -> StrictSch
     descriptions and the rules.
     """
     root_problems = root_violations(document)
-    graph = _drop_unreached_definitions(document, graph)
+    reached = _reached(graph)
+    graph = _drop_unreached_definitions(document, graph, reached)
     index = _close_objects(document, graph)
-    enforced = python_patterns(document)
+    enforced = python_patterns(document, plain=True)
     violations = root_problems
     if describe and not index.graph.too_complex:
-        widening = _widening_unsafe(index.graph)
+        widening = {path for path in index.graph.nodes if not reached.get(path, False)}
         for node in index.nodes:
             if isinstance(node.value, dict) and node.path not in widening:
                 describe_constraints(node.value)
@@ -744,13 +745,9 @@ def _reached(graph: SchemaGraph) -> dict[Path, bool]:
     return reached
 
 
-def _widening_unsafe(graph: SchemaGraph) -> set[Path]:
-    """Positions where a constraint may not move into the description."""
-    reached = _reached(graph)
-    return {path for path in graph.nodes if not reached.get(path, False)}
-
-
-def _drop_unreached_definitions(document: Any, graph: SchemaGraph) -> SchemaGraph:
+def _drop_unreached_definitions(
+    document: Any, graph: SchemaGraph, reached: dict[Path, bool]
+) -> SchemaGraph:
     """Remove each ``$defs``/``definitions`` entry no reference reaches, and
     return ``graph`` without them.
 
@@ -764,11 +761,7 @@ def _drop_unreached_definitions(document: Any, graph: SchemaGraph) -> SchemaGrap
         reference.keyword != "$ref" for reference in graph.references
     ):
         return graph
-    kept = {
-        reached[:length]
-        for reached in _reached(graph)
-        for length in range(len(reached) + 1)
-    }
+    kept = {path[:length] for path in reached for length in range(len(path) + 1)}
     entries = [
         path for path in graph.nodes if len(path) >= 2 and path[-2] in _DEFINITIONS
     ]
@@ -1038,7 +1031,8 @@ class _SchemaIndex:
         self.graph = SchemaGraph.build(document) if graph is None else graph
         nodes = self.graph.nodes
         ordered = [node.path for node in _walk(document) if node.path in nodes]
-        rest = [path for path in nodes if path not in set(ordered)]
+        placed = set(ordered)
+        rest = [path for path in nodes if path not in placed]
         self.paths: list[Path] = ordered + rest
         self._group_names: dict[Path, set[str]] = {}
         self._closable: dict[Path, bool] = {}
@@ -1256,7 +1250,8 @@ def _violations(index: _SchemaIndex) -> list[StrictViolation]:
             ),
         )
     order = [node.path for node in index.nodes]
-    order += [path for path in found if path not in set(order)]
+    placed = set(order)
+    order += [path for path in found if path not in placed]
     return [violation for path in order for violation in found.get(path, [])]
 
 
