@@ -203,3 +203,23 @@ def test_plain_json_schema_tools_start_without_the_metaschema_validator(
         for i in range(20)
     ]
     create_sdk_mcp_server("s", tools=tools)
+
+
+def test_a_plain_tool_of_python_types_starts_without_checks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from typing import TypedDict
+
+    class Point(TypedDict):
+        x: int
+        y: float
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("checked at start-up")
+
+    monkeypatch.setattr(schema_checks, "check_input_schema", refuse)
+    tools = [
+        tool("short", "d", {"a": int, "b": str})(_noop),
+        tool("typed", "d", Point)(_noop),
+    ]
+    create_sdk_mcp_server("s", tools=tools)

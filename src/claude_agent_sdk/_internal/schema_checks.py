@@ -525,6 +525,13 @@ def served_input_schema(tool_def: Any, schema: dict[str, Any]) -> dict[str, Any]
         for value in declared.values()
     )
     if tool_def.strict is not True:
+        if not (written or opted_in(tool_def)) and (
+            isinstance(declared, dict) or is_typeddict(declared)
+        ):
+            # Upstream's converter built it from Python types: a JSON type
+            # per parameter, nothing these checks could find (start-up pays
+            # for no walk).
+            return schema
         check_input_schema(
             tool_def.name, schema, opted_in=opted_in(tool_def), written=written
         )
