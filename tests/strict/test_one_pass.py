@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from claude_agent_sdk import create_sdk_mcp_server, tool
@@ -189,7 +190,7 @@ def test_plain_json_schema_tools_start_without_the_metaschema_validator(
         raise AssertionError("metaschema validator built at start-up")
 
     monkeypatch.setattr(schema_checks, "_META_VALIDATORS", {})
-    monkeypatch.setattr(schema_checks.jsonschema.exceptions, "best_match", refuse)
+    monkeypatch.setattr(jsonschema.exceptions, "best_match", refuse)
     tools = [
         tool(
             f"t{i}",

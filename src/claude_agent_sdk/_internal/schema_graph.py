@@ -5,9 +5,14 @@ does (the ``referencing`` library, the same dialect rules, base URIs from
 ``$id``), with the SDK's one registry that never fetches anything
 (``argument_validation.OFFLINE_REGISTRY``): a reference that resolves
 outside the document is reported as external, never retrieved.
-``shape_problems`` finds what a walk could trip over (nesting, NaN and
-infinities). Both the checks every tool gets (``schema_checks``) and strict
-mode's rules (``strict_schema``) are built on this module.
+A document whose references are all local JSON Pointers and that changes
+no base URI (most schemas) is walked without ``referencing``, with the same
+result. ``shape_problems`` finds what a walk could trip over (nesting, NaN
+and infinities); ``python_pattern`` writes an ECMA-262 pattern for Python's
+``re``. This is the first stage of one pass per schema: the graph is built
+once and handed on to the checks every tool gets (``schema_checks``) and to
+strict mode's transform (``strict_schema.transform``); neither builds it
+again.
 """
 
 from __future__ import annotations

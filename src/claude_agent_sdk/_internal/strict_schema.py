@@ -8,16 +8,26 @@ CLI's own conversion quietly sends such a tool as non-strict after a warning
 on stderr. Either way the author finds out late and far from the tool. The
 SDK sees every schema when the tool is defined, so it checks there:
 
-- ``make_strict`` turns a strict tool's schema into the one the SDK serves
-  and validates calls against, and lists every rule that schema still
-  breaks. Its one normalization closes each object with
+- ``transform`` is the strict stage of one pass per schema: it takes the
+  schema's plain-JSON copy and its graph (``schema_graph.SchemaGraph``,
+  built once by the caller; ``schema_checks.served_input_schema`` runs the
+  checks every tool gets on the same graph first) and never calls back into
+  an earlier stage. It drops the ``$defs`` entries no reference reaches
+  (pruning the graph with them), closes each object with
   ``additionalProperties: false`` over every property name declared for it
   (branches of ``anyOf``/``oneOf``/``allOf``, ``$ref`` and conditionals
-  included), so closing only narrows inputs to declared names. Everything
-  else strict mode cannot
-  express is refused rather than dropped or moved into a description: the
-  SDK validates calls against the schema it serves, so dropping ``maximum``
-  would quietly let through calls the author meant to refuse.
+  included, so closing only narrows inputs to declared names), moves into
+  the description what strict mode cannot compile but the SDK's validator
+  enforces on every call (``Served.DESCRIBED``: numeric and length bounds,
+  ``minItems`` above 1, ``maxItems``, ``uniqueItems``, unsupported regex
+  constructs), and lists every rule the served schema still breaks; those
+  are refused. What is moved into words is never dropped: the validator
+  checks calls against the author's constraints (``StrictSchemas.enforced``).
+  Under ``not``, an ``if`` condition or a ``oneOf`` branch a bound is not
+  moved (a subschema that accepts more there makes the schema accept less)
+  and is refused instead. ``strict_schemas`` is the same for a caller
+  holding only the schema (the relay, the report), ``make_strict`` its
+  served form and violations.
 - ``find_strict_violations`` is the check on its own: every place a schema
   breaks a rule, as a JSON Pointer to the offending keyword and the rule.
 - ``RULES`` is strict mode's rules as one table: for each keyword (or schema
@@ -30,9 +40,10 @@ SDK sees every schema when the tool is defined, so it checks there:
   SDK servers handed to one query.
 
 References (``$ref``, embedded ``$id`` resources, ``$anchor``) are resolved
-as jsonschema resolves them, with the ``referencing`` library and never over
-the network (``schema_graph.SchemaGraph``), so a recursive schema is found
-however it is spelled. None of this raises on any value: a malformed,
+as jsonschema resolves them and never over the network
+(``schema_graph.SchemaGraph``: local JSON Pointers directly, anything else
+with the ``referencing`` library), so a recursive schema is found however
+it is spelled. None of this raises on any value: a malformed,
 non-finite or too deeply nested schema is reported, not crashed on.
 """
 
