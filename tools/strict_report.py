@@ -33,6 +33,7 @@ them, their columns read "not installed", and ``--write`` refuses.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import importlib
 import importlib.metadata
@@ -195,6 +196,77 @@ def peer(name: str) -> Callable[[CorpusTool], Outcome] | None:
     return outcome
 
 
+TIMING_ROUNDS = 15
+
+
+def _sdk_transform(schema: dict[str, Any]) -> Any:
+    from claude_agent_sdk._internal.strict_schema import strict_schemas
+
+    return strict_schemas(schema, describe=True)
+
+
+def timings(tools: Sequence[CorpusTool]) -> dict[str, list[float]] | None:
+    """Seconds per schema of the SDK's strict transform (``strict_schemas``:
+    the JSON copy, the graph, closing, descriptions and every rule) and of
+    the Anthropic SDK's ``transform_schema``, side by side: each round times
+    every schema with both, the first alternating, and each schema keeps its
+    fastest round. None without the peer."""
+    import time
+
+    module_name, function = _TRANSFORMS["anthropic"]
+    try:
+        peer_transform = getattr(importlib.import_module(module_name), function)
+    except ImportError:
+        return None
+    ways: dict[str, Callable[[dict[str, Any]], Any]] = {
+        "sdk": _sdk_transform,
+        "anthropic": peer_transform,
+    }
+    best = {way: [float("inf")] * len(tools) for way in ways}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for round_ in range(TIMING_ROUNDS):
+            order = list(ways) if round_ % 2 == 0 else list(reversed(ways))
+            for index, entry in enumerate(tools):
+                for way in order:
+                    schema = copy.deepcopy(entry.schema)
+                    start = time.perf_counter()
+                    # A peer's refusal still took its time.
+                    with contextlib.suppress(Exception):
+                        ways[way](schema)
+                    elapsed = time.perf_counter() - start
+                    best[way][index] = min(best[way][index], elapsed)
+    return best
+
+
+def _median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def timing_lines(
+    tools: Sequence[CorpusTool], best: dict[str, list[float]]
+) -> list[str]:
+    sdk, peer_times = best["sdk"], best["anthropic"]
+    slowest = max(range(len(tools)), key=lambda i: sdk[i])
+    ratio = _median(sdk) / _median(peer_times)
+    return [
+        "",
+        f"Time per schema, side by side in one run (fastest of {TIMING_ROUNDS} "
+        "rounds per schema, then the median over the corpus): the SDK's strict "
+        f"transform (`strict_schemas`) {_median(sdk) * 1e6:.0f} µs, the "
+        f"Anthropic SDK's `transform_schema` {_median(peer_times) * 1e6:.0f} µs: "
+        f"**{ratio:.1f}×**. Slowest schema with the SDK: "
+        f"{sdk[slowest] * 1e6:.0f} µs ({tools[slowest].server} "
+        f"`{tools[slowest].name}`); schemas over 1 ms: "
+        f"{sum(1 for t in sdk if t > 1e-3)}. Timings vary with the machine; "
+        "they are reported, never asserted.",
+    ]
+
+
 def measure(tools: Sequence[CorpusTool]) -> Figures:
     figures = Figures(list(tools))
     figures.outcomes["sdk"] = [sdk_outcome(entry) for entry in tools]
@@ -292,8 +364,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--doc", type=Path, default=DOC)
     args = parser.parse_args(argv)
-    figures = measure(load_corpus(args.corpus))
+    corpus = load_corpus(args.corpus)
+    figures = measure(corpus)
     block = render(figures)
+    best = None if args.check else timings(corpus)
+    if best is not None:
+        block += "\n" + "\n".join(timing_lines(corpus, best))
     if args.check:
         written = read_block(args.doc, BLOCK)
         line = sdk_line(figures)

@@ -5,15 +5,22 @@ does (the ``referencing`` library, the same dialect rules, base URIs from
 ``$id``), with the SDK's one registry that never fetches anything
 (``argument_validation.OFFLINE_REGISTRY``): a reference that resolves
 outside the document is reported as external, never retrieved.
-``shape_problems`` finds what a walk could trip over (nesting, NaN and
-infinities). Both the checks every tool gets (``schema_checks``) and strict
-mode's rules (``strict_schema``) are built on this module.
+A document whose references are all local JSON Pointers and that changes
+no base URI (most schemas) is walked without ``referencing``, with the same
+result. ``shape_problems`` finds what a walk could trip over (nesting, NaN
+and infinities); ``python_pattern`` writes an ECMA-262 pattern for Python's
+``re``. This is the first stage of one pass per schema: the graph is built
+once and handed on to the checks every tool gets (``schema_checks``) and to
+strict mode's transform (``strict_schema.transform``); neither builds it
+again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,6 +75,42 @@ _SUBSCHEMAS = frozenset(
     }
 )
 REFERENCE_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
+# What makes a reference resolve other than as a plain JSON Pointer.
+_BASE_CHANGING = frozenset(
+    {"$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$dynamicRef",
+     "$recursiveRef", "$schema"}
+)  # fmt: skip
+_DRAFT_7 = "http://json-schema.org/draft-07/schema#"
+# Dialects in which, without an "$id" or anchor, references are plain JSON
+# Pointers and the common keywords take the values draft 2020-12 gives them.
+PLAIN_DIALECTS = frozenset(
+    {
+        f"{scheme}://json-schema.org/{draft}{tail}"
+        for scheme in ("http", "https")
+        for draft in ("draft-06/schema", "draft-07/schema", "draft/2019-09/schema",
+                      "draft/2020-12/schema")
+        for tail in ("", "#")
+    }
+)  # fmt: skip
+_LOCAL_POINTER = re.compile(r"#(/[^%]*)?\Z")
+
+
+def _follow(document: Any, ref: str) -> tuple[Path | None, Any]:
+    """Where the local JSON Pointer ``ref`` (``#/$defs/a``) leads, and what
+    is there; (None, None) when it leads nowhere."""
+    path: list[str | int] = []
+    value = document
+    for token in ref[2:].split("/") if ref != "#" else ():
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, dict) and token in value:
+            path.append(token)
+            value = value[token]
+        elif isinstance(value, list) and token.isdigit() and int(token) < len(value):
+            path.append(int(token))
+            value = value[int(token)]
+        else:
+            return None, None
+    return tuple(path), value
 
 
 def pointer(path: Path) -> str:
@@ -108,6 +151,8 @@ def shape_problems(document: Any, limit: int = MAX_SCHEMA_DEPTH) -> list[ShapePr
     Iterative, so it is safe on any depth; a container that contains itself
     is reported as too deep.
     """
+    if _plain_shape(document, limit):
+        return []
     problems: list[ShapeProblem] = []
     stack: list[tuple[Path, Any]] = [((), document)]
     while stack:
@@ -120,6 +165,26 @@ def shape_problems(document: Any, limit: int = MAX_SCHEMA_DEPTH) -> list[ShapePr
             items = value.items() if isinstance(value, dict) else enumerate(value)
             stack.extend(((*path, key), item) for key, item in reversed(list(items)))
     return problems
+
+
+def _plain_shape(document: Any, limit: int) -> bool:
+    """Whether ``shape_problems`` has nothing to report: one walk that keeps
+    depths, not paths (most schemas; the paths are built only to report)."""
+    stack: list[tuple[Any, int]] = [(document, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if type(value) is float:
+            if not math.isfinite(value):
+                return False
+        elif isinstance(value, dict | list):
+            if depth >= limit:
+                return False
+            depth += 1
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend([(item, depth) for item in items])
+        elif isinstance(value, float) and not math.isfinite(value):
+            return False  # a float subclass
+    return True
 
 
 # --- resolving references the way jsonschema does -----------------------------
@@ -189,6 +254,8 @@ class SchemaGraph:
             self.nodes[()] = document
             self.edges[((), "")] = []
             return
+        if self._walk_without_references():
+            return
         specification = _specification(document)
         locations = _locations(document)
         root = specification.create_resource(document)
@@ -244,6 +311,84 @@ class SchemaGraph:
             for child_path, _, child in subschemas(value, path):
                 children.append((child_path, child, resolver, False, key, None))
             stack.extend(reversed(children))
+
+    def _walk_without_references(self) -> bool:
+        """The walk of a document whose references are all local JSON
+        Pointers (``#``, ``#/$defs/...``) and that changes no base URI (no
+        ``$schema``, ``$id``, ``$anchor``, ``$dynamicRef``...): most schemas.
+        Base URIs then change nothing, and a reference resolves as the
+        pointer reads, so ``referencing`` is not needed. Returns False,
+        having recorded nothing, at anything else (the full walk then runs).
+        """
+        document = self.document
+        dialect = document.get("$schema", _DRAFT_7)
+        if not (isinstance(dialect, str) and dialect in PLAIN_DIALECTS):
+            return False  # draft 4's "id", or a dialect jsonschema may not know
+        nodes: dict[Path, Any] = {}
+        edges: dict[Key, list[tuple[Key, Reference | None]]] = {}
+        references: list[Reference] = []
+        targets: dict[Path, set[Path]] = {}
+        stack: list[tuple[Path, Any]] = [((), document)]
+        while stack:
+            path, value = stack.pop()
+            key: Key = (path, "")
+            if key in edges:
+                continue
+            nodes.setdefault(path, value)
+            steps: list[tuple[Key, Reference | None]] = []
+            edges[key] = steps
+            if len(nodes) > MAX_SCHEMA_POSITIONS:
+                return False
+            if not isinstance(value, dict):
+                continue
+            if any(keyword in value for keyword in _BASE_CHANGING) and (
+                path or any(k in value for k in _BASE_CHANGING - {"$schema"})
+            ):
+                return False
+            children: list[tuple[Path, Any]] = []
+            if "$ref" in value:
+                ref = value["$ref"]
+                if not isinstance(ref, str) or not _LOCAL_POINTER.match(ref):
+                    return False
+                target, contents = _follow(document, ref)
+                if target is None:
+                    reference = Reference(path, "$ref", ref, "", None, "nowhere")
+                elif isinstance(contents, dict | list):
+                    reference = Reference(path, "$ref", ref, "", target, None)
+                    targets.setdefault(path, set()).add(target)
+                    steps.append(((target, ""), reference))
+                    children.append((target, contents))
+                else:
+                    reference = Reference(path, "$ref", ref, "", None, None)
+                references.append(reference)
+            for child_path, _, child in subschemas(value, path):
+                steps.append(((child_path, ""), None))
+                children.append((child_path, child))
+            stack.extend(reversed(children))
+        self.nodes, self.edges = nodes, edges
+        self.references, self.targets = references, targets
+        return True
+
+    def without(self, dropped: set[Path]) -> SchemaGraph:
+        """This graph less the positions at or under ``dropped`` (entries of
+        ``$defs`` no reference reaches, removed from the document): what
+        ``build`` would give for the document without them."""
+
+        shortest = min(map(len, dropped), default=0)
+
+        def kept(path: Path) -> bool:
+            return not any(path[:n] in dropped for n in range(shortest, len(path) + 1))
+
+        graph = SchemaGraph(self.document, too_complex=self.too_complex)
+        graph.nodes = {p: v for p, v in self.nodes.items() if kept(p)}
+        graph.references = [r for r in self.references if kept(r.path)]
+        graph.edges = {
+            key: [(child, via) for child, via in steps if kept(child[0])]
+            for key, steps in self.edges.items()
+            if kept(key[0])
+        }
+        graph.targets = {p: t for p, t in self.targets.items() if kept(p)}
+        return graph
 
     def recursive_references(self) -> list[Reference]:
         """The references that close a cycle: each makes the schema recursive."""
@@ -321,3 +466,71 @@ def _resolve(
     if isinstance(contents, bool):
         return reference(None, None), None
     return reference(None, "nowhere"), None
+
+
+# --- patterns for Python's re -------------------------------------------------------
+
+
+def python_pattern(pattern: str) -> str:
+    """An ECMA-262 ``pattern`` written for Python's ``re``, as far as needed.
+
+    Named groups ``(?<name>...)`` become ``(?P<name>...)`` and named
+    backreferences ``\\k<name>`` become ``(?P=name)``; character classes and
+    escapes are left alone. Everything else is already the same in both.
+    """
+    out: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            if not in_class and pattern.startswith("\\k<", i):
+                end = pattern.find(">", i + 3)
+                if end != -1:
+                    out.append(f"(?P={pattern[i + 3 : end]})")
+                    i = end + 1
+                    continue
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif (
+            pattern.startswith("(?<", i)
+            and not pattern.startswith("(?<=", i)
+            and not pattern.startswith("(?<!", i)
+        ):
+            out.append("(?P<")
+            i += 3
+            continue
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def python_patterns(schema: Any, *, plain: bool = False) -> Any:
+    """A copy of ``schema`` with every ``pattern`` and ``patternProperties``
+    name written for Python's ``re`` (``python_pattern``). ``plain``: the
+    schema is known to be plain JSON of a depth ``shape_problems`` accepts."""
+    if not plain and shape_problems(schema):
+        return schema  # reported as it is
+    try:
+        copy = json.loads(json.dumps(schema))
+    except (TypeError, ValueError, RecursionError):
+        return schema
+    stack = [copy]
+    while stack:
+        value = stack.pop()
+        if not isinstance(value, dict):
+            continue
+        stack.extend(child for _, _, child in subschemas(value, ()))
+        if isinstance(value.get("pattern"), str):
+            value["pattern"] = python_pattern(value["pattern"])
+        names = value.get("patternProperties")
+        if isinstance(names, dict):
+            value["patternProperties"] = {
+                python_pattern(name): sub for name, sub in names.items()
+            }
+    return copy

@@ -8,16 +8,26 @@ CLI's own conversion quietly sends such a tool as non-strict after a warning
 on stderr. Either way the author finds out late and far from the tool. The
 SDK sees every schema when the tool is defined, so it checks there:
 
-- ``make_strict`` turns a strict tool's schema into the one the SDK serves
-  and validates calls against, and lists every rule that schema still
-  breaks. Its one normalization closes each object with
+- ``transform`` is the strict stage of one pass per schema: it takes the
+  schema's plain-JSON copy and its graph (``schema_graph.SchemaGraph``,
+  built once by the caller; ``schema_checks.served_input_schema`` runs the
+  checks every tool gets on the same graph first) and never calls back into
+  an earlier stage. It drops the ``$defs`` entries no reference reaches
+  (pruning the graph with them), closes each object with
   ``additionalProperties: false`` over every property name declared for it
   (branches of ``anyOf``/``oneOf``/``allOf``, ``$ref`` and conditionals
-  included), so closing only narrows inputs to declared names. Everything
-  else strict mode cannot
-  express is refused rather than dropped or moved into a description: the
-  SDK validates calls against the schema it serves, so dropping ``maximum``
-  would quietly let through calls the author meant to refuse.
+  included, so closing only narrows inputs to declared names), moves into
+  the description what strict mode cannot compile but the SDK's validator
+  enforces on every call (``Served.DESCRIBED``: numeric and length bounds,
+  ``minItems`` above 1, ``maxItems``, ``uniqueItems``, unsupported regex
+  constructs), and lists every rule the served schema still breaks; those
+  are refused. What is moved into words is never dropped: the validator
+  checks calls against the author's constraints (``StrictSchemas.enforced``).
+  Under ``not``, an ``if`` condition or a ``oneOf`` branch a bound is not
+  moved (a subschema that accepts more there makes the schema accept less)
+  and is refused instead. ``strict_schemas`` is the same for a caller
+  holding only the schema (the relay, the report), ``make_strict`` its
+  served form and violations.
 - ``find_strict_violations`` is the check on its own: every place a schema
   breaks a rule, as a JSON Pointer to the offending keyword and the rule.
 - ``RULES`` is strict mode's rules as one table: for each keyword (or schema
@@ -30,9 +40,10 @@ SDK sees every schema when the tool is defined, so it checks there:
   SDK servers handed to one query.
 
 References (``$ref``, embedded ``$id`` resources, ``$anchor``) are resolved
-as jsonschema resolves them, with the ``referencing`` library and never over
-the network (``schema_graph.SchemaGraph``), so a recursive schema is found
-however it is spelled. None of this raises on any value: a malformed,
+as jsonschema resolves them and never over the network
+(``schema_graph.SchemaGraph``: local JSON Pointers directly, anything else
+with the ``referencing`` library), so a recursive schema is found however
+it is spelled. None of this raises on any value: a malformed,
 non-finite or too deeply nested schema is reported, not crashed on.
 """
 
@@ -51,9 +62,11 @@ from .schema_graph import (
     Reference,
     SchemaGraph,
     pointer,
+    python_patterns,
     shape_problems,
     subschemas,
 )
+from .schema_graph import python_pattern as python_pattern  # its old home
 
 STRICT_TOOL_LIMIT = 20
 """Most strict tools one request may carry."""
@@ -665,17 +678,34 @@ def strict_schemas(schema: Any, *, describe: bool = True) -> StrictSchemas:
     served in words, and still checked on every call. A pydantic model's
     schema is described by the model's own path, for what the model
     enforces, and is not described again here.
+
+    The schema is copied through JSON (``as_json``), its graph built once
+    and handed to ``transform``; a caller that has both already (the
+    definition-time pass of ``schema_checks.served_input_schema``) calls
+    ``transform`` itself.
     """
-    document, problems = _as_json(schema)
+    document, problems = as_json(schema)
     if problems:
         return StrictSchemas(schema, schema, problems)
+    return transform(document, SchemaGraph.build(document), describe=describe)
+
+
+def transform(document: Any, graph: SchemaGraph, *, describe: bool) -> StrictSchemas:
+    """``strict_schemas`` of a plain-JSON ``document`` whose graph is ``graph``.
+
+    ``document`` is the caller's own copy (``as_json``) and is changed in
+    place into the served form. The graph is the only one built: pruned of
+    the ``$defs`` entries no reference reaches, it indexes the closing, the
+    descriptions and the rules.
+    """
     root_problems = root_violations(document)
-    _drop_unreached_definitions(document)
-    index = _close_objects(document)
-    enforced = python_patterns(document)
+    reached = _reached(graph)
+    graph = _drop_unreached_definitions(document, graph, reached)
+    index = _close_objects(document, graph)
+    enforced = python_patterns(document, plain=True)
     violations = root_problems
     if describe and not index.graph.too_complex:
-        widening = _widening_unsafe(index.graph)
+        widening = {path for path in index.graph.nodes if not reached.get(path, False)}
         for node in index.nodes:
             if isinstance(node.value, dict) and node.path not in widening:
                 describe_constraints(node.value)
@@ -726,38 +756,29 @@ def _reached(graph: SchemaGraph) -> dict[Path, bool]:
     return reached
 
 
-def _widening_unsafe(graph: SchemaGraph) -> set[Path]:
-    """Positions where a constraint may not move into the description."""
-    reached = _reached(graph)
-    return {path for path in graph.nodes if not reached.get(path, False)}
-
-
-def _drop_unreached_definitions(document: Any) -> None:
-    """Remove each ``$defs``/``definitions`` entry no reference reaches.
+def _drop_unreached_definitions(
+    document: Any, graph: SchemaGraph, reached: dict[Path, bool]
+) -> SchemaGraph:
+    """Remove each ``$defs``/``definitions`` entry no reference reaches, and
+    return ``graph`` without them.
 
     Nothing in them can apply to an input, so they are neither checked nor
     served. A schema whose references could not all be followed (too many
     positions, ``$dynamicRef``) is left whole.
     """
     if not isinstance(document, dict):
-        return
-    graph = SchemaGraph.build(document)
+        return graph
     if graph.too_complex or any(
         reference.keyword != "$ref" for reference in graph.references
     ):
-        return
-    kept = {
-        reached[:length]
-        for reached in _reached(graph)
-        for length in range(len(reached) + 1)
-    }
+        return graph
+    kept = {path[:length] for path in reached for length in range(len(path) + 1)}
     entries = [
         path for path in graph.nodes if len(path) >= 2 and path[-2] in _DEFINITIONS
     ]
+    dropped = {path for path in entries if path not in kept}
     # Deepest first, so an entry inside a dropped one is gone with it.
-    for path in sorted(entries, key=len, reverse=True):
-        if path in kept:
-            continue
+    for path in sorted(dropped, key=len, reverse=True):
         holder: Any = document
         for key in path[:-2]:
             holder = holder[key]
@@ -766,6 +787,7 @@ def _drop_unreached_definitions(document: Any) -> None:
             definitions.pop(path[-1], None)
             if not definitions:
                 del holder[path[-2]]
+    return graph.without(dropped) if dropped else graph
 
 
 def root_violations(document: Any) -> list[StrictViolation]:
@@ -831,71 +853,6 @@ def describe_constraints(
     return moved
 
 
-# --- patterns for Python's re -------------------------------------------------------
-
-
-def python_pattern(pattern: str) -> str:
-    """An ECMA-262 ``pattern`` written for Python's ``re``, as far as needed.
-
-    Named groups ``(?<name>...)`` become ``(?P<name>...)`` and named
-    backreferences ``\\k<name>`` become ``(?P=name)``; character classes and
-    escapes are left alone. Everything else is already the same in both.
-    """
-    out: list[str] = []
-    in_class = False
-    i = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\":
-            if not in_class and pattern.startswith("\\k<", i):
-                end = pattern.find(">", i + 3)
-                if end != -1:
-                    out.append(f"(?P={pattern[i + 3 : end]})")
-                    i = end + 1
-                    continue
-            out.append(pattern[i : i + 2])
-            i += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif (
-            pattern.startswith("(?<", i)
-            and not pattern.startswith("(?<=", i)
-            and not pattern.startswith("(?<!", i)
-        ):
-            out.append("(?P<")
-            i += 3
-            continue
-        out.append(char)
-        i += 1
-    return "".join(out)
-
-
-def python_patterns(schema: Any) -> Any:
-    """A copy of ``schema`` with every ``pattern`` and ``patternProperties``
-    name written for Python's ``re`` (``python_pattern``)."""
-    if shape_problems(schema):
-        return schema  # reported as it is
-    try:
-        copy = json.loads(json.dumps(schema))
-    except (TypeError, ValueError, RecursionError):
-        return schema
-    for node in _walk(copy):
-        value = node.value
-        if not isinstance(value, dict):
-            continue
-        if isinstance(value.get("pattern"), str):
-            value["pattern"] = python_pattern(value["pattern"])
-        names = value.get("patternProperties")
-        if isinstance(names, dict):
-            value["patternProperties"] = {
-                python_pattern(name): sub for name, sub in names.items()
-            }
-    return copy
-
-
 def find_strict_violations(schema: Any) -> list[StrictViolation]:
     """List every place where ``schema`` breaks one of strict mode's rules.
 
@@ -903,7 +860,7 @@ def find_strict_violations(schema: Any) -> list[StrictViolation]:
     ``additionalProperties: false`` is a violation here (``make_strict``
     closes the ones it safely can before checking).
     """
-    document, problems = _as_json(schema)
+    document, problems = as_json(schema)
     if problems:
         return problems
     return _violations(_SchemaIndex(document))
@@ -1017,7 +974,7 @@ class _Node(NamedTuple):
     """Whether the SDK may close an object here (see ``_close_objects``)."""
 
 
-def _as_json(schema: Any) -> tuple[Any, list[StrictViolation]]:
+def as_json(schema: Any) -> tuple[Any, list[StrictViolation]]:
     """Copy ``schema`` through JSON, as the wire will see it.
 
     This makes the copy the normalization works on, and turns everything a
@@ -1080,12 +1037,13 @@ class _SchemaIndex:
     object closed there must keep.
     """
 
-    def __init__(self, document: Any):
+    def __init__(self, document: Any, graph: SchemaGraph | None = None):
         self.document = document
-        self.graph = SchemaGraph.build(document)
+        self.graph = SchemaGraph.build(document) if graph is None else graph
         nodes = self.graph.nodes
         ordered = [node.path for node in _walk(document) if node.path in nodes]
-        rest = [path for path in nodes if path not in set(ordered)]
+        placed = set(ordered)
+        rest = [path for path in nodes if path not in placed]
         self.paths: list[Path] = ordered + rest
         self._group_names: dict[Path, set[str]] = {}
         self._closable: dict[Path, bool] = {}
@@ -1229,7 +1187,7 @@ def _is_object_schema(schema: dict[str, Any]) -> bool:
     return bool(declared == "object")
 
 
-def _close_objects(document: Any) -> _SchemaIndex:
+def _close_objects(document: Any, graph: SchemaGraph) -> _SchemaIndex:
     """Close each object with ``additionalProperties: false``, keeping its names.
 
     An object is closed over every property name declared for the instances
@@ -1242,7 +1200,7 @@ def _close_objects(document: Any) -> _SchemaIndex:
     only when the object they apply to is closed too, by the SDK or by the
     author: otherwise closing them would let more through.
     """
-    index = _SchemaIndex(document)
+    index = _SchemaIndex(document, graph)
     if index.graph.too_complex:
         return index
     for node in index.nodes:
@@ -1303,7 +1261,8 @@ def _violations(index: _SchemaIndex) -> list[StrictViolation]:
             ),
         )
     order = [node.path for node in index.nodes]
-    order += [path for path in found if path not in set(order)]
+    placed = set(order)
+    order += [path for path in found if path not in placed]
     return [violation for path in order for violation in found.get(path, [])]
 
 
@@ -1391,7 +1350,7 @@ def _unsupported_regex_constructs(pattern: str) -> list[tuple[str, str]]:
 
 def _count_parameters(schema: Any) -> tuple[int, int]:
     """Optional and union-typed parameters of one served schema."""
-    document, problems = _as_json(schema)
+    document, problems = as_json(schema)
     if problems:
         return 0, 0
     optional = unions = 0
