@@ -286,14 +286,69 @@ async def test_other_paths_and_methods_pass_untouched(
     assert "anthropic-beta" not in seen.headers
 
 
-async def test_compressed_request_bodies_pass_untouched(
-    relay: ToolFieldsRelay, upstream: Upstream, client: Any
+def _compress(plain: bytes, encoding: str) -> bytes:
+    import zlib
+
+    if encoding == "gzip":
+        return gzip.compress(plain)
+    if encoding == "deflate":
+        return zlib.compress(plain)
+    compressor = zlib.compressobj(6, zlib.DEFLATED, -15)  # raw deflate
+    return compressor.compress(plain) + compressor.flush()
+
+
+def _decompress(body: bytes, encoding: str) -> bytes:
+    import zlib
+
+    return zlib.decompress(body, {"gzip": 31, "deflate": 15}.get(encoding, -15))
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "raw-deflate"])
+async def test_compressed_request_bodies_are_rewritten_in_their_encoding(
+    relay: ToolFieldsRelay, upstream: Upstream, client: Any, encoding: str
 ) -> None:
-    body = gzip.compress(json.dumps(messages_body(STRICT)).encode())
+    # CLAUDE_CODE_GZIP_REQUEST_BODIES=1: the fields must reach such bodies
+    # too, and the body goes on in the coding it came in (header unchanged).
+    header = "deflate" if encoding == "raw-deflate" else encoding
+    body = _compress(json.dumps(messages_body(PLAIN, STRICT)).encode(), encoding)
+    response = await client.post(
+        relay.url + "/v1/messages", content=body, headers={"content-encoding": header}
+    )
+    assert response.status_code == 200
+    seen = upstream.seen[-1]
+    assert seen.headers["content-encoding"] == header
+    assert int(seen.headers["content-length"]) == len(seen.body)
+    tools = {t["name"]: t for t in json.loads(_decompress(seen.body, encoding))["tools"]}
+    assert tools[STRICT]["strict"] is True
+    assert tools[STRICT]["input_examples"] == EXAMPLES
+    assert "strict" not in tools[PLAIN]
+    assert STRUCTURED_OUTPUTS_BETA in seen.headers["anthropic-beta"]
+
+
+@pytest.mark.parametrize(
+    ("encoding", "body"),
+    [
+        ("gzip", b"\x1f\x8bnot gzip at all mcp__docs__search"),
+        ("zstd", b"(\xb5/\xfd mcp__docs__search"),
+        ("gzip, gzip", gzip.compress(gzip.compress(b'{"tools": []}'))),
+    ],
+)
+async def test_an_undecodable_body_is_forwarded_unchanged_with_the_warning(
+    relay: ToolFieldsRelay,
+    upstream: Upstream,
+    client: Any,
+    caplog: pytest.LogCaptureFixture,
+    encoding: str,
+    body: bytes,
+) -> None:
+    caplog.set_level(logging.WARNING)
     await client.post(
-        relay.url + "/v1/messages", content=body, headers={"content-encoding": "gzip"}
+        relay.url + "/v1/messages", content=body, headers={"content-encoding": encoding}
     )
     assert upstream.seen[-1].body == body
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "unchanged" in warnings[0], warnings
+    assert STRICT in warnings[0]
 
 
 @pytest.mark.parametrize(

@@ -330,6 +330,28 @@ def resolve_upstream(env: Mapping[str, str]) -> str:
     return upstream.rstrip("/")
 
 
+def is_public_api(url: str) -> bool:
+    """Whether ``url`` is a spelling of the public API: ``https``, host
+    ``api.anthropic.com`` in any case, port 443 or none, no path beyond
+    ``/``, no query. Such a base URL is what Claude Code uses by default, so
+    the relay keeps it first-party (proxy mode) rather than base-URL mode."""
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return False
+    return (
+        parts.scheme.lower() == "https"
+        and (parts.hostname or "").rstrip(".") == FIRST_PARTY_HOST
+        and port in (None, 443)
+        and parts.username is None
+        and parts.password is None
+        and parts.path in ("", "/")
+        and not parts.query
+        and not parts.fragment
+    )
+
+
 def _env_value(env: Mapping[str, str], name: str) -> str:
     # Lower case wins when both are set, as in curl and urllib.
     return (env.get(name.lower()) or env.get(name.upper()) or "").strip()
@@ -402,7 +424,9 @@ def _bypasses_proxy(url: urllib.parse.SplitResult, no_proxy: str) -> bool:
         effective_port = url.port or (443 if url.scheme == "https" else 80)
         if port and port != str(effective_port):
             continue
-        name = name.lstrip(".")
+        # ``*.example.com`` is read as ``.example.com`` (as Node's and
+        # Python's proxy settings read it): every name under it.
+        name = name.removeprefix("*").lstrip(".")
         if name and (host == name or host.endswith("." + name)):
             return True
     return False
@@ -483,17 +507,33 @@ def point_cli_through(
     """
     env["HTTPS_PROXY"] = env["https_proxy"] = proxy_url
     env["NODE_EXTRA_CA_CERTS"] = bundle
+    # A base URL that spells the public API differently (``/``, ``:443``,
+    # case) is the default; unset, Claude Code is first-party for certain.
+    if is_public_api(env.get("ANTHROPIC_BASE_URL") or ""):
+        del env["ANTHROPIC_BASE_URL"]
     api = urllib.parse.urlsplit(f"https://{FIRST_PARTY_HOST}")
     entries: list[str] = []
+    removed: list[str] = []
     for name in ("NO_PROXY", "no_proxy"):
         for entry in (env.get(name) or "").split(","):
             entry = entry.strip()
-            if entry and entry not in entries and not _bypasses_proxy(api, entry):
-                entries.append(entry)
+            if not entry or entry in entries or entry in removed:
+                continue
+            (removed if _bypasses_proxy(api, entry) else entries).append(entry)
     for name in _LOOPBACK_NAMES:
         if name not in entries:
             entries.append(name)
     env["NO_PROXY"] = env["no_proxy"] = ",".join(entries)
+    if removed:
+        # Once per CLI process: the relay would otherwise never see the
+        # Messages requests, and no field would reach them without a word.
+        logger.warning(
+            "tool_fields_relay removed %s from NO_PROXY for Claude Code: they "
+            "send %s around the relay (the relay's own connections still "
+            "honour them)",
+            ", ".join(removed),
+            FIRST_PARTY_HOST,
+        )
 
 
 # --------------------------------------------------------------------------
@@ -760,7 +800,11 @@ def prepare_for_cli(
     proxy = None if setting is None else setting[1]
     # Proxy mode when the caller has no base URL of their own (a gateway
     # keeps the base-URL relay), and tunnels can use their proxy: plain http.
-    first_party = not (cli_env.get("ANTHROPIC_BASE_URL") or "").strip() and (
+    base_url = (cli_env.get("ANTHROPIC_BASE_URL") or "").strip()
+    if is_public_api(base_url):
+        upstream = DEFAULT_UPSTREAM
+        base_url = ""
+    first_party = not base_url and (
         proxy is None or urllib.parse.urlsplit(proxy).scheme.lower() == "http"
     )
     return ToolFieldsRelay(

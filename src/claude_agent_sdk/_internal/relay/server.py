@@ -14,6 +14,7 @@ import contextlib
 import hmac
 import json
 import logging
+import zlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -75,6 +76,10 @@ IDLE_TIMEOUT_S = 600.0
 before it is closed. Claude Code keeps one connection for a whole query,
 idle while tools run, so this is long; a connection that never sent a
 request is held for ``HEADER_TIMEOUT_S`` only."""
+
+MAX_PIPELINED_BYTES = 1024 * 1024
+"""Bytes read ahead of the request in flight at most; beyond that the
+connection is not read until the exchange is done (back-pressure)."""
 
 MAX_PENDING_CONNECTIONS = 64
 """Connections that have not yet sent a request with the secret prefix, at
@@ -147,12 +152,12 @@ class Forwarder:
         ]
         route = rest.split(b"?", 1)[0].rstrip(b"/").decode("latin-1")
         rewrite = Rewrite(body)
-        if (
-            request.method == b"POST"
-            and route in _REWRITTEN_ROUTES
-            and not _has_content_encoding(headers)
-        ):
-            rewrite = self._rewrite(body)
+        if request.method == b"POST" and route in _REWRITTEN_ROUTES:
+            encoding = _content_encoding(headers)
+            if encoding is None:
+                rewrite = self._rewrite(body)
+            else:
+                rewrite = self._rewrite_encoded(body, encoding)
         if rewrite.unchanged_because:
             logger.warning("%s", unchanged_message(rewrite))
         for tool, reason in rewrite.not_strict:
@@ -191,6 +196,36 @@ class Forwarder:
                 lost_tools=[n for n in self._fields_by_name if n.encode() in body]
                 + [m + "*" if m.endswith("__") else m for m in markers],
             )
+
+    def _rewrite_encoded(self, body: bytes, encoding: bytes) -> Rewrite:
+        """``_rewrite`` on a body sent with ``Content-Encoding``: decoded,
+        rewritten, and encoded again in the same encoding when changed (the
+        header stays as sent); one that cannot be decoded goes out unchanged,
+        with the warning naming what it may have lost."""
+        if not self._fields_by_name and self._strict_servers is None:
+            return Rewrite(body)
+        try:
+            plain = decode_body(body, encoding)
+        except _UndecodableError as why:
+            declared = list(self._fields_by_name) + (
+                []
+                if self._strict_servers is None
+                else [
+                    m + "*" if m.endswith("__") else m
+                    for m in self._strict_servers.markers()
+                ]
+            )
+            return Rewrite(
+                body,
+                unchanged_because=f"its {encoding.decode('latin-1')} body {why}",
+                lost_tools=[f"{', '.join(declared)} (if present)"],
+            )
+        rewrite = self._rewrite(plain)
+        if rewrite.body is plain:
+            rewrite.body = body  # nothing added: the bytes as sent
+        else:
+            rewrite.body = encode_body(rewrite.body, encoding, body)
+        return rewrite
 
     def _url(self, rest: bytes) -> Any:
         # The target goes out byte for byte as the CLI sent it (``;params``
@@ -310,11 +345,73 @@ class Forwarder:
         cli.send(h11.EndOfMessage())
 
 
-def _has_content_encoding(headers: Iterable[tuple[bytes, bytes]]) -> bool:
-    return any(
-        name.lower() == b"content-encoding" and value.strip().lower() != b"identity"
+def _content_encoding(headers: Iterable[tuple[bytes, bytes]]) -> bytes | None:
+    """The request's content coding(s), lower case, or None for identity."""
+    codings = [
+        part.strip().lower()
         for name, value in headers
-    )
+        if name.lower() == b"content-encoding"
+        for part in value.split(b",")
+    ]
+    codings = [c for c in codings if c and c != b"identity"]
+    return b", ".join(codings) if codings else None
+
+
+class _UndecodableError(Exception):
+    """Why a body's content coding cannot be undone (its text ends a sentence)."""
+
+
+def _brotli() -> Any:
+    for name in ("brotli", "brotlicffi"):
+        with contextlib.suppress(ImportError):
+            return __import__(name)
+    return None
+
+
+def decode_body(body: bytes, encoding: bytes) -> bytes:
+    """``body`` with its content coding ``encoding`` (``gzip``, ``x-gzip``,
+    ``deflate`` as zlib or raw, ``br`` when a brotli module is installed)
+    undone, at most ``MAX_BODY_BYTES`` of it."""
+    if encoding in (b"gzip", b"x-gzip", b"deflate"):
+        formats = (31,) if encoding != b"deflate" else (15, -15)
+        for wbits in formats:
+            decoder = zlib.decompressobj(wbits)
+            try:
+                plain = decoder.decompress(body, MAX_BODY_BYTES + 1)
+            except zlib.error:
+                continue
+            if len(plain) > MAX_BODY_BYTES:
+                raise _UndecodableError("is larger than the relay reads decoded")
+            if decoder.eof and not decoder.unused_data:
+                return plain
+        raise _UndecodableError("is not valid")
+    if encoding == b"br":
+        brotli = _brotli()
+        if brotli is None:
+            raise _UndecodableError("needs the brotli package to be read")
+        try:
+            plain = bytes(brotli.decompress(body))
+        except Exception as error:  # noqa: BLE001 - any failure: not valid
+            raise _UndecodableError("is not valid") from error
+        if len(plain) > MAX_BODY_BYTES:
+            raise _UndecodableError("is larger than the relay reads decoded")
+        return plain
+    raise _UndecodableError("is in a coding the relay does not read")
+
+
+def encode_body(body: bytes, encoding: bytes, sent: bytes = b"") -> bytes:
+    """``body`` in the content coding ``decode_body`` undid; a ``deflate``
+    body in the form ``sent`` had (zlib, as RFC 9110 names it, or raw)."""
+    if encoding == b"br":
+        return bytes(_brotli().compress(body))
+    wbits = 31
+    if encoding == b"deflate":
+        zlib_form = len(sent) >= 2 and sent[0] & 0x0F == 8 and (
+            (sent[0] << 8) | sent[1]
+        ) % 31 == 0
+        wbits = 15 if zlib_form else -15
+    compressor = zlib.compressobj(6, zlib.DEFLATED, wbits)
+    return compressor.compress(body) + compressor.flush()
 
 
 class CliConnection(asyncio.Protocol):
@@ -353,6 +450,7 @@ class CliConnection(asyncio.Protocol):
         self.authenticated = authenticated
         self._timer: asyncio.TimerHandle | None = None
         self._idle = False  # between requests (the idle timeout runs)
+        self._paused = False  # reading paused: pipelined input is bounded
 
     # -- asyncio's callbacks ---------------------------------------------------
 
@@ -386,6 +484,16 @@ class CliConnection(asyncio.Protocol):
             self._arm(IDLE_TIMEOUT_S)
         self._h11.receive_data(data)
         self._next()
+        if (
+            self._task is not None
+            and self._transport is not None
+            and not self._paused
+            and len(self._h11.trailing_data[0]) > MAX_PIPELINED_BYTES
+        ):
+            # Bytes pipelined behind a request in flight wait in the
+            # kernel, not here: reading resumes when the exchange is done.
+            self._paused = True
+            self._transport.pause_reading()
 
     def eof_received(self) -> bool:
         self._h11.receive_data(b"")
@@ -494,6 +602,9 @@ class CliConnection(asyncio.Protocol):
             self._task = None
         if self._transport is None:
             return
+        if self._paused:
+            self._paused = False
+            self._transport.resume_reading()
         if self._h11.our_state is h11.DONE and self._h11.their_state is h11.DONE:
             self._h11.start_next_cycle()
             self._idle = True
