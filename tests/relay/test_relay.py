@@ -379,20 +379,21 @@ async def test_requests_without_the_secret_prefix_are_refused(
     assert upstream.seen == []
 
 
-async def test_over_a_cap_the_request_is_not_sent(
+async def test_over_a_cap_the_request_is_sent_with_the_first_strict(
     upstream: Upstream, client: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.WARNING)
     names = [f"mcp__docs__t{i}" for i in range(21)]
     async with ToolFieldsRelay(
         dict.fromkeys(names, {"strict": True}), upstream.url
     ) as r:
         response = await client.post(r.url + "/v1/messages", json=messages_body(*names))
-    assert response.status_code == 400
-    error = response.json()["error"]
-    assert error["type"] == "invalid_request_error"
-    assert "21 strict tools" in error["message"] and "limit of 20" in error["message"]
-    assert all(name in error["message"] for name in names)
-    assert upstream.seen == []
+    assert response.status_code == 200
+    tools = upstream.seen[-1].json()["tools"]
+    assert [t.get("strict") for t in tools] == [True] * 20 + [None]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and names[-1] in warnings[0]
+    assert "21 strict tools" in warnings[0] and "limit of 20" in warnings[0]
     assert any("21 strict tools" in rec.getMessage() for rec in caplog.records)
 
 

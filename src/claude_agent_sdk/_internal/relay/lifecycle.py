@@ -286,6 +286,7 @@ def strict_servers_for(
         frozenset(normalize_mcp_name(name) for name in names),
         tuple(normalize_mcp_name(name) for name in configured),
         opted_in,
+        tuple(dict.fromkeys(normalize_mcp_name(name) for name in names)),
     )
 
 

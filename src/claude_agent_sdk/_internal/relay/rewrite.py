@@ -74,6 +74,26 @@ class StrictServers:
     """API names of further tools to make strict, read on each request: the
     tools SDK servers mark ``_meta["anthropic/strict"]: true``."""
 
+    order: tuple[str, ...] = ()
+    """``listed`` in ``strict_mcp_servers`` order: which tools stay strict
+    when a request's strict tools go over a cap."""
+
+    def ranker(self) -> Callable[[str], int]:
+        """A tool's rank for staying strict at the caps (lower first): SDK
+        tools 0, then each server's in ``strict_mcp_servers`` order."""
+        opted_in = frozenset(self.opted_in())
+        servers = sorted(self.order, key=len, reverse=True)
+
+        def rank(name: str) -> int:
+            if name in opted_in:
+                return 0
+            for server in servers:
+                if name.startswith(f"mcp__{server}__"):
+                    return 1 + self.order.index(server)
+            return 1 + len(self.order)
+
+        return rank
+
     def markers(self) -> list[str]:
         """Texts one of which a body must hold to carry such a tool."""
         return [f"mcp__{server}__" for server in sorted(self.listed)] + sorted(
@@ -113,6 +133,10 @@ class Rewrite:
     not_strict: list[tuple[str, str]] = field(default_factory=list)
     """Tools of ``strict_mcp_servers`` sent unchanged because no strict form
     of their schema exists, each with the reason."""
+    over_caps: list[str] = field(default_factory=list)
+    """Tools sent without ``strict`` on this request because the strict
+    tools together went over a per-request cap (the limits in ``caps``)."""
+    caps: list[StrictLimitExceeded] = field(default_factory=list)
 
     @property
     def betas(self) -> list[str]:
@@ -191,11 +215,19 @@ def rewrite_body(
     def relayed(name: Any) -> bool:
         return isinstance(name, str) and (name in fields_by_name or wants_strict(name))
 
+    rank = (
+        (lambda name: 0) if strict_servers is None else strict_servers.ranker()
+    )
     rewrite = Rewrite(body)
     edits: list[tuple[int, int, str]] = []
-    strict_tools: list[tuple[str, str]] = []
+    # Strict whatever the relay does (marked so by whoever sent them).
+    fixed: list[tuple[str, str]] = []
+    # Made strict by the relay, if the caps allow: (rank, position, name,
+    # schema key, edits with strict, edits without, what each adds).
+    candidates: list[tuple[int, int, str, str, _Edits, _Edits, list[str], list[str]]]
+    candidates = []
     try:
-        for entry in tools:
+        for position, entry in enumerate(tools):
             if entry is None:
                 continue
             name = entry.value.get("name")
@@ -208,40 +240,95 @@ def rewrite_body(
             declared: Mapping[str, Any] | None = (
                 fields_by_name.get(name) if isinstance(name, str) else None
             )
-            schema_key = None
+            form: tuple[int, int, str] | None = None
             if isinstance(name, str) and wants_strict(name):
-                form = _external_form(text, entry)
-                if isinstance(form, _NoStrictForm):
-                    rewrite.not_strict.append((name, form.reason))
+                external = _external_form(text, entry)
+                if isinstance(external, _NoStrictForm):
+                    rewrite.not_strict.append((name, external.reason))
                 else:
-                    if form is not None:
-                        edits.append(form)
-                        schema_key = form[2]
-                        rewrite.added_strict = True
+                    form = external
                     declared = {**(declared or {}), "strict": True}
-            if declared:
-                entry_edits, added = _edits_for(text, entry, declared)
-                if added or schema_key is not None:
-                    edits.extend(entry_edits)
-                    rewrite.modified_tools.append(str(name))
-                    rewrite.added_strict |= "strict" in added
-                    rewrite.added_examples |= "input_examples" in added
-                strict = (
-                    declared.get("strict") is True or entry.value.get("strict") is True
+            already = entry.value.get("strict") is True
+            if not declared:
+                if already:
+                    fixed.append((str(name), _schema_key(text, entry)))
+                continue
+            entry_edits, added = _edits_for(text, entry, declared)
+            if form is not None:
+                entry_edits = [form, *entry_edits]
+            key = form[2] if form is not None else _schema_key(text, entry)
+            if declared.get("strict") is True and not already:
+                plain = {k: v for k, v in declared.items() if k != "strict"}
+                without, added_without = _edits_for(text, entry, plain)
+                candidates.append(
+                    (
+                        0 if name in fields_by_name else rank(str(name)),
+                        position,
+                        str(name),
+                        key,
+                        entry_edits,
+                        without,
+                        added,
+                        added_without,
+                    )
                 )
-            else:
-                strict = entry.value.get("strict") is True
-            if strict:
-                strict_tools.append((str(name), schema_key or _schema_key(text, entry)))
+                continue
+            if added or form is not None:
+                edits.extend(entry_edits)
+                rewrite.modified_tools.append(str(name))
+                rewrite.added_strict |= "strict" in added or form is not None
+                rewrite.added_examples |= "input_examples" in added
+            if declared.get("strict") is True or already:
+                fixed.append((str(name), key))
     except _UnsafeError as why:
         return _left_unchanged(body, lost, str(why))
+    # At the caps: the first candidates (SDK tools, then strict_mcp_servers
+    # order, then as listed) stay strict, as many as fit; counts only grow
+    # with more tools, so the longest fitting prefix is found by bisection.
+    candidates.sort(key=lambda c: (c[0], c[1]))
+    strict_tools = fixed + [(c[2], c[3]) for c in candidates]
+    keep = len(candidates)
+    if candidates and _limit_violations(tuple(strict_tools)):
+        rewrite.caps = list(_limit_violations(tuple(strict_tools)))
+        low, high = 0, len(candidates)
+        while low < high:
+            middle = (low + high + 1) // 2
+            trial = fixed + [(c[2], c[3]) for c in candidates[:middle]]
+            if _limit_violations(tuple(trial)):
+                high = middle - 1
+            else:
+                low = middle
+        keep = low
+        strict_tools = fixed + [(c[2], c[3]) for c in candidates[:keep]]
+    for index, candidate in enumerate(candidates):
+        name, with_strict, without, added, added_without = (
+            candidate[2],
+            *candidate[4:],
+        )
+        strict = index < keep
+        if not strict:
+            rewrite.over_caps.append(name)
+        chosen, adds = (with_strict, added) if strict else (without, added_without)
+        if chosen:
+            edits.extend(chosen)
+            rewrite.modified_tools.append(name)
+            rewrite.added_strict |= strict
+            rewrite.added_examples |= "input_examples" in adds
     if not edits:
-        return Rewrite(body, not_strict=rewrite.not_strict)
+        return Rewrite(
+            body,
+            not_strict=rewrite.not_strict,
+            over_caps=rewrite.over_caps,
+            caps=rewrite.caps,
+        )
     rewrite.exceeded = list(_limit_violations(tuple(strict_tools)))
     for start, end, replacement in sorted(edits, reverse=True):
         text = text[:start] + replacement + text[end:]
     rewrite.body = text.encode("utf-8")
     return rewrite
+
+
+_Edits = list[tuple[int, int, str]]
 
 
 def _left_unchanged(body: bytes, present: list[str], why: str) -> Rewrite:
@@ -573,6 +660,16 @@ def not_strict_message(tool: str, reason: str) -> str:
     return (
         f"tool_fields_relay is sending {tool} (strict_mcp_servers) without "
         f"strict: {reason}"
+    )
+
+
+def over_caps_message(tools: Iterable[str], rewrite: Rewrite) -> str:
+    return (
+        f"tool_fields_relay is sending {', '.join(tools)} without strict: the "
+        "request's strict tools go over strict mode's per-request limits ("
+        + "; ".join(str(limit) for limit in rewrite.caps)
+        + "), so only the first stay strict (SDK tools first, then "
+        "strict_mcp_servers order)"
     )
 
 

@@ -27,6 +27,7 @@ from .rewrite import (
     StrictServers,
     limits_message,
     not_strict_message,
+    over_caps_message,
     rewrite_body,
     unchanged_message,
     with_betas,
@@ -123,6 +124,8 @@ class Forwarder:
         # Tools of strict_mcp_servers already named in a warning as sent
         # without strict: once per tool for the relay's lifetime.
         self._warned_not_strict: set[str] = set()
+        # Tools sent without strict at the per-request caps: named once.
+        self._warned_over_caps: set[str] = set()
         self._pool = pool
         self._core = http_transport_module()
         self._errors = transport_errors()
@@ -164,6 +167,10 @@ class Forwarder:
             if tool not in self._warned_not_strict:
                 self._warned_not_strict.add(tool)
                 logger.warning("%s", not_strict_message(tool, reason))
+        demoted = [t for t in rewrite.over_caps if t not in self._warned_over_caps]
+        if demoted:
+            self._warned_over_caps.update(demoted)
+            logger.warning("%s", over_caps_message(demoted, rewrite))
         if rewrite.exceeded:
             message = limits_message(rewrite)
             logger.warning("%s", message)
