@@ -24,7 +24,7 @@ import pytest
 
 from tests.lib.relay_upstream import Upstream
 from tests.relay.cases import FIELDS, STRICT, messages_body
-from tests.relay.test_proxy_mode import _connect, _read_all, _relay_for
+from tests.relay.test_proxy_mode import _connect, _proxy_parts, _read_all, _relay_for
 
 try:
     from claude_agent_sdk._internal.relay.connections import outbound_pool
@@ -336,3 +336,84 @@ async def test_the_relay_never_alters_the_billing_line(
     assert seen.body.count(line) == 1
     assert seen.body.count(b"cch=") == 1
     assert seen.body.index(line) == raw.index(line)  # nothing before it moved
+
+
+# -- no local lock-out --------------------------------------------------------------
+
+
+_FLOOD = """
+import socket, sys, time
+port, seconds = int(sys.argv[1]), float(sys.argv[2])
+held, opened, deadline = [], 0, time.monotonic() + seconds
+while time.monotonic() < deadline:
+    for _ in range(100):  # in bursts, as fast as connect() returns
+        sock = socket.socket()
+        sock.setblocking(False)
+        sock.connect_ex(("127.0.0.1", port))
+        held.append(sock)
+        opened += 1
+    while len(held) > 400:  # within a process's descriptors
+        held.pop(0).close()
+    time.sleep(0.05)
+print(opened, flush=True)
+"""
+
+
+def _flood(port: int, seconds: float) -> subprocess.Popen[str]:
+    """A local process without the secret: opens connections, says nothing."""
+    return subprocess.Popen(
+        [sys.executable, "-c", _FLOOD, str(port), str(seconds)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize("mode", ["base-url", "proxy"])
+async def test_a_flood_of_silent_connections_does_not_lock_the_cli_out(
+    upstream: Upstream, first_party: Upstream, mode: str
+) -> None:
+    if mode == "proxy":
+        relay = _relay_for(first_party, no_proxy="127.0.0.1")
+    else:
+        relay = ToolFieldsRelay(FIELDS, upstream.url)
+    async with relay:
+        port = relay.port
+        assert port is not None
+        target = upstream.url.removeprefix("http://").encode()
+        secret = relay.url.rsplit("/", 1)[1].encode() if mode == "base-url" else b""
+        auth = _proxy_parts(relay)[1] if mode == "proxy" else b""
+
+        def turn() -> float:
+            # Claude Code under load: its first bytes follow the connect by
+            # a few tens of milliseconds, while the flood goes on.
+            sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+            started = time.monotonic()
+            time.sleep(0.05)
+            if mode == "proxy":
+                head = b"CONNECT " + target + b" HTTP/1.1\r\nHost: " + target
+                sock.sendall(head + b"\r\nProxy-Authorization: Basic " + auth + b"\r\n\r\n")
+                reply = b""
+                while b"\r\n\r\n" not in reply:
+                    chunk = sock.recv(65536)
+                    assert chunk, "the relay closed Claude Code's connection"
+                    reply += chunk
+                assert reply.startswith(b"HTTP/1.1 200 "), reply
+                request = b"GET /v1/models HTTP/1.1\r\nHost: x\r\n"
+            else:
+                request = b"GET /" + secret + b"/v1/models HTTP/1.1\r\nHost: x\r\n"
+            with sock:
+                sock.sendall(request + b"Connection: close\r\n\r\n")
+                reply = _read_all(sock)
+            assert reply.startswith(b"HTTP/1.1 200 "), reply
+            return time.monotonic() - started
+
+        floods = [_flood(port, 3.0)]
+        try:
+            await asyncio.sleep(0.5)  # the floods are running
+            times = []
+            for _ in range(20):
+                times.append(await asyncio.to_thread(turn))
+        finally:
+            opened = [int((f.communicate()[0] or "0").strip() or 0) for f in floods]
+    assert sum(opened) > 500, opened  # it was a flood
+    assert max(times) < 1.0, times

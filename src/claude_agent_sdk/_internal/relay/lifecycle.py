@@ -86,7 +86,7 @@ from mcp.server import Server
 from .._mcp_compat import listed_fields, meta_strict_tools, watch_meta_strict
 from .connections import outbound_pool
 from .rewrite import StrictServers
-from .server import CliConnection, Forwarder
+from .server import CliConnection, Forwarder, Live
 from .tls import FIRST_PARTY_HOST, SessionCA
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
@@ -106,6 +106,12 @@ _LOOPBACK_NAMES = ("127.0.0.1", "localhost")
 logger = logging.getLogger(__name__)
 
 _START_TIMEOUT_S = 30.0
+
+# Room in the kernel for connections not accepted yet: a flood of local
+# connections must not fill it and make Claude Code's SYN wait for its
+# retransmission (1 s, then 3 s). asyncio also accepts up to this many per
+# wake-up (``server.MAX_UNREAD_CONNECTIONS`` is sized against it).
+_LISTEN_BACKLOG = 1024
 
 
 class ToolFieldsRelayError(ValueError):
@@ -664,7 +670,7 @@ class ToolFieldsRelay:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
             sock.bind(("127.0.0.1", 0))
-            sock.listen(128)
+            sock.listen(_LISTEN_BACKLOG)
             sock.setblocking(False)
         except BaseException:
             sock.close()
@@ -703,7 +709,7 @@ class ToolFieldsRelay:
 
     async def _serve(self, sock: socket.socket) -> None:
         pool = outbound_pool(self._proxy, self._verify)
-        live: dict[Any, None] = {}
+        live = Live()
         factory: Callable[[], asyncio.Protocol]
         if self._ca is not None:
             from .proxy import ProxyConnection, ProxyMode
@@ -735,7 +741,9 @@ class ToolFieldsRelay:
             )
             factory = lambda: CliConnection(forwarder, live)  # noqa: E731
         self._stop_requested = asyncio.Event()
-        server = await asyncio.get_running_loop().create_server(factory, sock=sock)
+        server = await asyncio.get_running_loop().create_server(
+            factory, sock=sock, backlog=_LISTEN_BACKLOG
+        )
         self._ready.set()
         try:
             await self._stop_requested.wait()

@@ -67,7 +67,7 @@ class ProxyMode:
 class ProxyConnection(asyncio.Protocol):
     """One connection from Claude Code to the relay as its proxy."""
 
-    def __init__(self, mode: ProxyMode, live: dict[Any, None]) -> None:
+    def __init__(self, mode: ProxyMode, live: relay_server.Live) -> None:
         self._mode = mode
         self._live = live
         self._h11 = h11.Connection(h11.SERVER)
@@ -80,22 +80,20 @@ class ProxyConnection(asyncio.Protocol):
         self._eof_near = False
         self._eof_far = False
         self.authenticated = False
+        self.accepted_at = 0.0
 
     # -- asyncio's callbacks ---------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
-        pending = [c for c in self._live if not c.authenticated]
-        if len(pending) >= relay_server.MAX_PENDING_CONNECTIONS:
-            pending[0].abort()
-        self._live[self] = None
-        self._timer = asyncio.get_running_loop().call_later(
-            relay_server.HEADER_TIMEOUT_S, self.abort
-        )
+        loop = asyncio.get_running_loop()
+        self.accepted_at = loop.time()
+        self._live.add(self)
+        self._timer = loop.call_later(relay_server.PENDING_TIMEOUT_S, self.abort)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._live.pop(self, None)
+        self._live.discard(self)
         self._transport = None
         self._disarm()
         if self._peer is not None:
@@ -155,6 +153,7 @@ class ProxyConnection(asyncio.Protocol):
             self._refuse(407, "Proxy authentication required")
             return
         self.authenticated = True
+        self._live.admitted(self)
         if request.method != b"CONNECT":
             self._refuse(405, "Only CONNECT is served")
             return
@@ -209,7 +208,7 @@ class ProxyConnection(asyncio.Protocol):
             # Handed over (to the CliConnection) or failed: either way this
             # protocol gets no connection_lost any more, so nothing of it
             # may stay in ``live``.
-            self._live.pop(self, None)
+            self._live.discard(self)
             self._transport = None
         if tls is None:  # the handshake was abandoned
             transport.abort()
@@ -272,7 +271,7 @@ class ProxyConnection(asyncio.Protocol):
             )
             self._send(h11.Data(data=body))
             self._send(h11.EndOfMessage())
-        self._live.pop(self, None)
+        self._live.discard(self)
         if self._transport is not None:
             self._transport.close()
 
@@ -283,7 +282,7 @@ class ProxyConnection(asyncio.Protocol):
 
     def abort(self) -> None:
         self._disarm()
-        self._live.pop(self, None)
+        self._live.discard(self)
         if self._transport is not None:
             self._transport.abort()
 

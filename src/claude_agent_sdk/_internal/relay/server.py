@@ -15,7 +15,7 @@ import hmac
 import json
 import logging
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import h11
@@ -76,19 +76,80 @@ IDLE_TIMEOUT_S = 600.0
 """How long a connection may sit between requests, or in a request body,
 before it is closed. Claude Code keeps one connection for a whole query,
 idle while tools run, so this is long; a connection that never sent a
-request is held for ``HEADER_TIMEOUT_S`` only."""
+request is held for ``PENDING_TIMEOUT_S`` only."""
 
 MAX_PIPELINED_BYTES = 1024 * 1024
 """Bytes read ahead of the request in flight at most; beyond that the
 connection is not read until the exchange is done (back-pressure)."""
 
 MAX_PENDING_CONNECTIONS = 64
-"""Connections that have not yet sent a request with the secret prefix, at
-most. A new one beyond that closes the oldest of them, so connections that
-send nothing cannot exhaust the process's descriptors or lock the CLI out.
+"""Connections that have not yet sent a request with the secret (or, in
+proxy mode, a ``CONNECT`` with the relay's credentials) beyond which a new
+one makes room: the oldest of them that has had ``ADMISSION_GRACE_S`` to
+speak is closed. A connection is never closed for room before it could be
+read, so a flood of connections that send nothing cannot push Claude
+Code's new connection out before its first bytes (it writes them at once).
 Connections that did authenticate are never capped or closed for room:
 their number is Claude Code's parallel streams (subagents, side requests),
 which must never queue."""
+
+MAX_UNREAD_CONNECTIONS = 4096
+"""The hard bound on such connections (memory, about 4 KB each, and
+descriptors): past it the oldest is closed even if young. Larger than the
+connections asyncio can accept between a connection's accept and its first
+read (two accept bursts of the listen backlog, 1024, at most), so even then
+the closed one is a flood's, not the newest arrival's."""
+
+ADMISSION_GRACE_S = 0.25
+"""How long a new connection may stay silent before it may be closed for
+room (Claude Code's request line arrives within milliseconds)."""
+
+PENDING_TIMEOUT_S = 2.0
+"""How long a connection may take to send its first request line and
+headers: Claude Code sends them with the connection. Later requests on an
+authenticated connection get ``HEADER_TIMEOUT_S``."""
+
+
+class Live:
+    """A relay's open connections (``stop`` aborts them all) and, in the
+    order they were accepted, those that have not authenticated yet."""
+
+    def __init__(self) -> None:
+        self._all: dict[Any, None] = {}
+        self.pending: dict[Any, None] = {}
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(list(self._all))
+
+    def __len__(self) -> int:
+        return len(self._all)
+
+    def add(self, connection: Any) -> None:
+        """Admit ``connection``, making room first if it is one more that
+        has not authenticated (``MAX_PENDING_CONNECTIONS``)."""
+        if not connection.authenticated:
+            self.make_room(asyncio.get_running_loop())
+            self.pending[connection] = None
+        self._all[connection] = None
+
+    def admitted(self, connection: Any) -> None:
+        """``connection`` authenticated: never closed for room any more."""
+        self.pending.pop(connection, None)
+
+    def discard(self, connection: Any) -> None:
+        self._all.pop(connection, None)
+        self.pending.pop(connection, None)
+
+    def make_room(self, loop: asyncio.AbstractEventLoop) -> None:
+        if len(self.pending) < MAX_PENDING_CONNECTIONS:
+            return
+        oldest = next(iter(self.pending))
+        if (
+            loop.time() - oldest.accepted_at >= ADMISSION_GRACE_S
+            or len(self.pending) >= MAX_UNREAD_CONNECTIONS
+        ):
+            oldest.abort()
+            self.discard(oldest)
 
 
 def error_body(error_type: str, message: str) -> bytes:
@@ -439,7 +500,7 @@ class CliConnection(asyncio.Protocol):
     def __init__(
         self,
         forwarder: Forwarder,
-        live: dict[Any, None],
+        live: Live,
         *,
         authenticated: bool = False,
     ) -> None:
@@ -455,6 +516,7 @@ class CliConnection(asyncio.Protocol):
         self._writable = asyncio.Event()
         self._writable.set()
         self.authenticated = authenticated
+        self.accepted_at = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._idle = False  # between requests (the idle timeout runs)
         self._paused = False  # reading paused: pipelined input is bounded
@@ -464,17 +526,15 @@ class CliConnection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
-        pending = [c for c in self._live if not c.authenticated]
-        if len(pending) >= MAX_PENDING_CONNECTIONS:
-            pending[0].abort()  # the oldest that never sent a valid request
-        self._live[self] = None
-        self._arm(HEADER_TIMEOUT_S)
+        self.accepted_at = asyncio.get_running_loop().time()
+        self._live.add(self)
+        self._arm(HEADER_TIMEOUT_S if self.authenticated else PENDING_TIMEOUT_S)
         # Behind TLS (proxy mode) the first request can arrive before the
         # handshake's waiter hands the transport over: serve what is buffered.
         self._next()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._live.pop(self, None)
+        self._live.discard(self)
         self._transport = None
         self._disarm()
         self._writable.set()
@@ -565,6 +625,7 @@ class CliConnection(asyncio.Protocol):
             self._refuse(404, "not_found_error", "Not found")
             return False
         self.authenticated = True
+        self._live.admitted(self)
         length = next(
             (value for name, value in request.headers if name == b"content-length"),
             None,
@@ -588,7 +649,7 @@ class CliConnection(asyncio.Protocol):
     def _refuse(self, status: int, error_type: str, message: str) -> None:
         with contextlib.suppress(h11.LocalProtocolError):
             self.respond_error(status, error_type, message, close=True)
-        self._live.pop(self, None)
+        self._live.discard(self)
         if self._transport is not None:
             self._transport.close()
 
@@ -657,6 +718,6 @@ class CliConnection(asyncio.Protocol):
 
     def abort(self) -> None:
         self._disarm()
-        self._live.pop(self, None)  # at once: connection_lost comes later
+        self._live.discard(self)  # at once: connection_lost comes later
         if self._transport is not None:
             self._transport.abort()
