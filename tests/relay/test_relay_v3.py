@@ -417,3 +417,40 @@ async def test_a_flood_of_silent_connections_does_not_lock_the_cli_out(
             opened = [int((f.communicate()[0] or "0").strip() or 0) for f in floods]
     assert sum(opened) > 500, opened  # it was a flood
     assert max(times) < 1.0, times
+
+
+# -- cost proportional to the tools ---------------------------------------------------
+
+
+def test_the_rewrite_does_not_read_the_conversation_once_per_tool() -> None:
+    # Claude Code's key order (messages, system, tools, ...), ~2 MB of
+    # conversation that names the tools too, 200 declared tools: the old
+    # rewrite searched the whole body once per tool (~1 s); now the work is
+    # the tools' (a few ms; the bound leaves room for a loaded machine).
+    from claude_agent_sdk._internal.relay.rewrite import rewrite_body
+
+    names = [f"mcp__docs__t{i}" for i in range(200)]
+    text = "see mcp__docs__t0 and mcp__docs__t199 " * 40
+    body = {
+        "model": "claude-x",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": text}]}
+            for _ in range(1300)
+        ],
+        "system": [{"type": "text", "text": "You are Claude Code."}],
+        "tools": messages_body(*names)["tools"],
+        "metadata": {"user_id": "u"},
+        "stream": True,
+    }
+    raw = json.dumps(body, separators=(",", ":")).encode()
+    assert len(raw) > 2_000_000
+    fields = {name: {"input_examples": [{"q": "a"}]} for name in names}
+    rewrite_body(raw, fields)  # warm
+    times = []
+    for _ in range(5):
+        started = time.perf_counter()
+        rewrite = rewrite_body(raw, fields)
+        times.append(time.perf_counter() - started)
+    assert len(rewrite.modified_tools) == 200
+    assert json.loads(rewrite.body)["messages"] == body["messages"]
+    assert sorted(times)[2] < 0.15, times

@@ -25,7 +25,7 @@ import functools
 import json
 import json.decoder
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -185,11 +185,22 @@ def rewrite_body(
     # skip parsing altogether.
     if not fields_by_name and strict_servers is None:
         return unchanged
-    present = [name for name in fields_by_name if name.encode() in body]
+    # Names are looked for from the first "tools" key token on: the
+    # top-level one is at or after it, and in Claude Code's key order it
+    # follows the messages, so a long conversation is not searched once
+    # per declared tool.
+    tail = body.find(b'"tools"')
+    if tail == -1:
+        return unchanged
+    present = [name for name in fields_by_name if body.find(name.encode(), tail) != -1]
     markers = (
         []
         if strict_servers is None
-        else [marker for marker in strict_servers.markers() if marker.encode() in body]
+        else [
+            marker
+            for marker in strict_servers.markers()
+            if body.find(marker.encode(), tail) != -1
+        ]
     )
     if not present and not markers:
         return unchanged
@@ -322,9 +333,22 @@ def rewrite_body(
             caps=rewrite.caps,
         )
     rewrite.exceeded = list(_limit_violations(tuple(strict_tools)))
-    for start, end, replacement in sorted(edits, reverse=True):
-        text = text[:start] + replacement + text[end:]
-    rewrite.body = text.encode("utf-8")
+    # One join: linear in the body and the edits, however many there are;
+    # an ASCII body (text index = byte index) is spliced as bytes.
+    ascii_body = len(text) == len(body)
+    source: str | bytes = body if ascii_body else text
+    pieces: list[Any] = []
+    last = 0
+    for start, end, replacement in sorted(edits):
+        pieces += (source[last:start], replacement.encode("utf-8"))
+        last = end
+    pieces.append(source[last:])
+    if ascii_body:
+        rewrite.body = b"".join(pieces)
+    else:
+        rewrite.body = "".join(
+            p if isinstance(p, str) else p.decode("utf-8") for p in pieces
+        ).encode("utf-8")
     return rewrite
 
 
@@ -416,15 +440,80 @@ def _members(text: str, index: int) -> tuple[list[tuple[str, int, int, Any]], in
     return members, _scan_object(text, index, read)
 
 
+_TOOLS_KEY = re.compile(r'[{,][ \t\n\r]*"tools"[ \t\n\r]*:[ \t\n\r]*')
+
+
 def _locate_tools(text: str, names: list[str]) -> list[_Entry | None] | None:
     """The entries of the body's top-level ``tools`` array (None for an
     entry that is not an object), or None when there is no such array.
 
     ``names`` are the declared tools the body may hold: only entries whose
     text holds one are scanned member by member (to find where to write);
-    the others are decoded whole, by the C scanner. The whole body is
-    checked to be JSON either way.
+    the others are decoded whole, by the C scanner.
+
+    The messages, which make up nearly all of a long conversation's body,
+    are not read: the ``"tools"`` key is found by a C-speed search, and it
+    is the top-level one when what follows its value is members up to the
+    body's last ``}`` (an object nested anywhere closes before that brace).
+    In valid JSON a ``"tools"`` key token after ``{`` or ``,`` cannot lie
+    inside a string. A body where that does not settle it is read whole.
     """
+    start = _skip(text, 0)
+    if text[start : start + 1] != "{":
+        return _locate_tools_by_reading(text, names)
+    top_level = [
+        value for value in _tools_keys(text, start) if _closes_the_body(text, value)
+    ]
+    if not top_level:
+        return _locate_tools_by_reading(text, names)
+    if len(top_level) > 1:
+        # JSON.parse keeps the last; other parsers may keep the first.
+        raise _UnsafeError('the body has more than one "tools" key')
+    value = top_level[0]
+    if text[value] != "[":
+        return None
+    return _array_entries(text, value, names)[0]
+
+
+def _tools_keys(text: str, start: int) -> Iterator[int]:
+    """Where the value of each ``"tools"`` key token of ``text`` starts
+    (``str.find``: C speed; the pattern only checks around each hit)."""
+    found = text.find('"tools"', start)
+    while found != -1:
+        match = _TOOLS_KEY.match(text, _token_start(text, found))
+        if match is not None and match.end() > found:
+            yield match.end()
+        found = text.find('"tools"', found + 7)
+
+
+def _token_start(text: str, index: int) -> int:
+    """The index of the ``{`` or ``,`` a key at ``index`` follows (if any)."""
+    before = index - 1
+    while before > 0 and text[before] in _SPACE:
+        before -= 1
+    return max(before, 0)
+
+
+def _closes_the_body(text: str, index: int) -> bool:
+    """Whether the value at ``text[index]`` is followed by ``,"key":value``
+    members, then the last ``}`` of ``text``."""
+    try:
+        index = _skip(text, int(_DECODER.raw_decode(text, index)[1]))
+        while text[index : index + 1] == ",":
+            index = _skip(text, index + 1)
+            if text[index : index + 1] != '"':
+                return False
+            index = _skip(text, _scanstring(text, index + 1, True)[1])
+            if text[index : index + 1] != ":":
+                return False
+            index = _skip(text, int(_DECODER.raw_decode(text, _skip(text, index + 1))[1]))
+        return text[index : index + 1] == "}" and _skip(text, index + 1) == len(text)
+    except (ValueError, IndexError):
+        return False
+
+
+def _locate_tools_by_reading(text: str, names: list[str]) -> list[_Entry | None] | None:
+    """``_locate_tools`` by reading the whole body, member by member."""
     index = _skip(text, 0)
     if text[index] != "{":
         _DECODER.raw_decode(text, index)  # valid JSON that is not an object?
@@ -450,9 +539,11 @@ def _locate_tools(text: str, names: list[str]) -> list[_Entry | None] | None:
     return tools
 
 
-def _next_hit(text: str, names: list[str], index: int) -> int:
-    hits = [found for name in names if (found := text.find(name, index)) != -1]
-    return min(hits, default=len(text))
+@functools.lru_cache(maxsize=16)
+def _names_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    # Longest first, so that one name that begins another still matches.
+    ordered = sorted(names, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, ordered)) or "(?!)")
 
 
 def _array_entries(
@@ -462,15 +553,14 @@ def _array_entries(
     index = _skip(text, index + 1)
     if text[index] == "]":
         return entries, index + 1
-    # Where a declared name occurs next: entries before it hold none.
-    hit = _next_hit(text, names, index)
+    # Each entry's own text is searched for a declared name, once: linear
+    # in the tools, whatever their number and the body's size.
+    search = _names_pattern(tuple(names)).search
     while True:
         value, end = _DECODER.raw_decode(text, index)
-        if hit < index:
-            hit = _next_hit(text, names, index)
         if not isinstance(value, dict):
             entries.append(None)
-        elif hit < end:
+        elif search(text, index, end) is not None:
             entries.append(_scanned(text, index, value))
         else:
             entries.append(_Entry(value, [], False, [], index))
