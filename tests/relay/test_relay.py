@@ -318,7 +318,9 @@ async def test_compressed_request_bodies_are_rewritten_in_their_encoding(
     seen = upstream.seen[-1]
     assert seen.headers["content-encoding"] == header
     assert int(seen.headers["content-length"]) == len(seen.body)
-    tools = {t["name"]: t for t in json.loads(_decompress(seen.body, encoding))["tools"]}
+    tools = {
+        t["name"]: t for t in json.loads(_decompress(seen.body, encoding))["tools"]
+    }
     assert tools[STRICT]["strict"] is True
     assert tools[STRICT]["input_examples"] == EXAMPLES
     assert "strict" not in tools[PLAIN]

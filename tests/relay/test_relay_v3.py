@@ -10,11 +10,9 @@ import logging
 import os
 import signal
 import socket
-import ssl
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -131,9 +129,7 @@ async def test_tunnels_free_both_sockets_when_both_sides_are_done(
             sock, reply = _connect(relay, target, b"")
             assert reply.startswith(b"HTTP/1.1 200 ")
             with sock:
-                sock.sendall(
-                    b"GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-                )
+                sock.sendall(b"GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
                 return _read_all(sock)  # the far end closed: EOF through
 
         for _ in range(30):
@@ -391,7 +387,9 @@ async def test_a_flood_of_silent_connections_does_not_lock_the_cli_out(
             time.sleep(0.05)
             if mode == "proxy":
                 head = b"CONNECT " + target + b" HTTP/1.1\r\nHost: " + target
-                sock.sendall(head + b"\r\nProxy-Authorization: Basic " + auth + b"\r\n\r\n")
+                sock.sendall(
+                    head + b"\r\nProxy-Authorization: Basic " + auth + b"\r\n\r\n"
+                )
                 reply = b""
                 while b"\r\n\r\n" not in reply:
                     chunk = sock.recv(65536)

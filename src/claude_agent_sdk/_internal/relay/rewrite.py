@@ -226,9 +226,7 @@ def rewrite_body(
     def relayed(name: Any) -> bool:
         return isinstance(name, str) and (name in fields_by_name or wants_strict(name))
 
-    rank = (
-        (lambda name: 0) if strict_servers is None else strict_servers.ranker()
-    )
+    rank = (lambda name: 0) if strict_servers is None else strict_servers.ranker()
     rewrite = Rewrite(body)
     edits: list[tuple[int, int, str]] = []
     # Strict whatever the relay does (marked so by whoever sent them).
@@ -506,7 +504,9 @@ def _closes_the_body(text: str, index: int) -> bool:
             index = _skip(text, _scanstring(text, index + 1, True)[1])
             if text[index : index + 1] != ":":
                 return False
-            index = _skip(text, int(_DECODER.raw_decode(text, _skip(text, index + 1))[1]))
+            index = _skip(
+                text, int(_DECODER.raw_decode(text, _skip(text, index + 1))[1])
+            )
         return text[index : index + 1] == "}" and _skip(text, index + 1) == len(text)
     except (ValueError, IndexError):
         return False

@@ -474,9 +474,11 @@ def encode_body(body: bytes, encoding: bytes, sent: bytes = b"") -> bytes:
         return bytes(_brotli().compress(body))
     wbits = 31
     if encoding == b"deflate":
-        zlib_form = len(sent) >= 2 and sent[0] & 0x0F == 8 and (
-            (sent[0] << 8) | sent[1]
-        ) % 31 == 0
+        zlib_form = (
+            len(sent) >= 2
+            and sent[0] & 0x0F == 8
+            and ((sent[0] << 8) | sent[1]) % 31 == 0
+        )
         wbits = 15 if zlib_form else -15
     compressor = zlib.compressobj(6, zlib.DEFLATED, wbits)
     return compressor.compress(body) + compressor.flush()

@@ -153,7 +153,9 @@ class SessionCA:
                     error.strerror or type(error).__name__,
                 )
         remove_stale_bundles()
-        fd, name = tempfile.mkstemp(prefix=f"{_BUNDLE_PREFIX}{os.getpid()}-", suffix=".pem")
+        fd, name = tempfile.mkstemp(
+            prefix=f"{_BUNDLE_PREFIX}{os.getpid()}-", suffix=".pem"
+        )
         try:
             os.write(fd, content)  # mkstemp's file is 0600
         finally:
