@@ -376,12 +376,14 @@ def test_caps_count_sdk_and_external_tools_together() -> None:
     external = [f"mcp__ext__t{i}" for i in range(6)]
     body = body_of(*(entry(n, SCHEMA) for n in sdk + external))
     rewrite = rewrite_body(body, dict.fromkeys(sdk, {"strict": True}), servers("ext"))
-    [limit] = rewrite.exceeded
+    [limit] = rewrite.caps
     assert limit.limit == "strict tools" and limit.count == 21
     assert {name for name, _ in limit.tools} == set(sdk + external)
+    # The SDK's tools stay strict first; the last external one goes without.
+    assert rewrite.over_caps == [external[-1]] and rewrite.exceeded == []
     # Neither alone goes over.
-    assert not rewrite_body(body, dict.fromkeys(sdk, {"strict": True})).exceeded
-    assert not rewrite_body(body, {}, servers("ext")).exceeded
+    assert not rewrite_body(body, dict.fromkeys(sdk, {"strict": True})).caps
+    assert not rewrite_body(body, {}, servers("ext")).caps
 
 
 def test_optional_parameters_of_transformed_schemas_count() -> None:
@@ -391,9 +393,10 @@ def test_optional_parameters_of_transformed_schemas_count() -> None:
     rewrite = rewrite_body(
         body_of(*(entry(n, BOUNDED) for n in names)), {}, servers("ext")
     )
-    [limit] = rewrite.exceeded
+    [limit] = rewrite.caps
     assert limit.limit == "optional parameters" and limit.count == 27
     assert dict(limit.tools) == dict.fromkeys(names, 3)
+    assert rewrite.over_caps == [names[-1]]  # 8 x 3 = 24 fit
 
 
 @pytest.fixture
@@ -402,25 +405,34 @@ async def client() -> AsyncIterator[Any]:
         yield c
 
 
-async def test_over_a_cap_the_relay_refuses_naming_the_tools(
-    upstream: Upstream, client: Any
+async def test_over_a_cap_the_relay_sends_the_first_strict_naming_the_rest_once(
+    upstream: Upstream, client: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    sdk = [f"mcp__docs__t{i}" for i in range(15)]
-    external = [f"mcp__ext__t{i}" for i in range(6)]
-    async with ToolFieldsRelay(
-        dict.fromkeys(sdk, {"strict": True}),
-        upstream.url,
-        strict_servers=servers("ext"),
-    ) as relay:
-        response = await client.post(
-            relay.url + "/v1/messages",
-            content=body_of(*(entry(n, SCHEMA) for n in sdk + external)),
-        )
-    assert response.status_code == 400
-    message = response.json()["error"]["message"]
-    assert "21 strict tools" in message
-    assert all(name in message for name in sdk + external)
-    assert upstream.seen == []
+    # Issue 31.2: 30 strict external tools of two servers, over the cap of
+    # 20 strict tools: answered, with the first 20 in strict_mcp_servers
+    # order strict; the other 10 without strict, named once per relay.
+    caplog.set_level(logging.WARNING)
+    first = [f"mcp__one__t{i}" for i in range(15)]
+    second = [f"mcp__ext__t{i}" for i in range(15)]
+    listed = StrictServers(frozenset({"ext", "one"}), order=("one", "ext"))
+    # Listed in the request in another order than strict_mcp_servers.
+    body = body_of(*(entry(n, SCHEMA) for n in second + first))
+    async with ToolFieldsRelay({}, upstream.url, strict_servers=listed) as relay:
+        for _ in range(3):
+            response = await client.post(relay.url + "/v1/messages", content=body)
+            assert response.status_code == 200
+    assert len(upstream.seen) == 3
+    for seen in upstream.seen:  # the same choice on every turn
+        tools = {t["name"]: t for t in seen.json()["tools"]}
+        strict = [name for name, t in tools.items() if t.get("strict") is True]
+        assert len(strict) == 20
+        assert set(strict) == set(first + second[:5])
+        for name in second[5:]:
+            assert tools[name] == entry(name, SCHEMA)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1, warnings
+    assert all(name in warnings[0] for name in second[5:])
+    assert "30 strict tools" in warnings[0] and "limit of 20" in warnings[0]
 
 
 async def test_the_relay_sends_the_strict_form_with_the_beta_and_warns_once(

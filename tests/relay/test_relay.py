@@ -286,14 +286,74 @@ async def test_other_paths_and_methods_pass_untouched(
     assert "anthropic-beta" not in seen.headers
 
 
-async def test_compressed_request_bodies_pass_untouched(
-    relay: ToolFieldsRelay, upstream: Upstream, client: Any
+def _compress(plain: bytes, encoding: str) -> bytes:
+    import zlib
+
+    if encoding == "gzip":
+        return gzip.compress(plain)
+    if encoding == "deflate":
+        return zlib.compress(plain)
+    compressor = zlib.compressobj(6, zlib.DEFLATED, -15)  # raw deflate
+    return compressor.compress(plain) + compressor.flush()
+
+
+def _decompress(body: bytes, encoding: str) -> bytes:
+    import zlib
+
+    return zlib.decompress(body, {"gzip": 31, "deflate": 15}.get(encoding, -15))
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "raw-deflate"])
+async def test_compressed_request_bodies_are_rewritten_in_their_encoding(
+    relay: ToolFieldsRelay, upstream: Upstream, client: Any, encoding: str
 ) -> None:
-    body = gzip.compress(json.dumps(messages_body(STRICT)).encode())
+    # CLAUDE_CODE_GZIP_REQUEST_BODIES=1: the fields must reach such bodies
+    # too, and the body goes on in the coding it came in (header unchanged).
+    header = "deflate" if encoding == "raw-deflate" else encoding
+    body = _compress(json.dumps(messages_body(PLAIN, STRICT)).encode(), encoding)
+    response = await client.post(
+        relay.url + "/v1/messages", content=body, headers={"content-encoding": header}
+    )
+    assert response.status_code == 200
+    seen = upstream.seen[-1]
+    assert seen.headers["content-encoding"] == header
+    assert int(seen.headers["content-length"]) == len(seen.body)
+    tools = {
+        t["name"]: t for t in json.loads(_decompress(seen.body, encoding))["tools"]
+    }
+    assert tools[STRICT]["strict"] is True
+    assert tools[STRICT]["input_examples"] == EXAMPLES
+    assert "strict" not in tools[PLAIN]
+    assert STRUCTURED_OUTPUTS_BETA in seen.headers["anthropic-beta"]
+
+
+@pytest.mark.parametrize(
+    ("encoding", "body"),
+    [
+        ("gzip", b"\x1f\x8bnot gzip at all mcp__docs__search"),
+        ("zstd", b"(\xb5/\xfd mcp__docs__search"),
+        # mtime=0: the parameter id is the body, and pytest-xdist's workers
+        # must collect the same ids.
+        ("gzip, gzip", gzip.compress(gzip.compress(b'{"tools": []}'), mtime=0)),
+    ],
+    ids=["not-gzip", "zstd", "gzip-twice"],
+)
+async def test_an_undecodable_body_is_forwarded_unchanged_with_the_warning(
+    relay: ToolFieldsRelay,
+    upstream: Upstream,
+    client: Any,
+    caplog: pytest.LogCaptureFixture,
+    encoding: str,
+    body: bytes,
+) -> None:
+    caplog.set_level(logging.WARNING)
     await client.post(
-        relay.url + "/v1/messages", content=body, headers={"content-encoding": "gzip"}
+        relay.url + "/v1/messages", content=body, headers={"content-encoding": encoding}
     )
     assert upstream.seen[-1].body == body
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "unchanged" in warnings[0], warnings
+    assert STRICT in warnings[0]
 
 
 @pytest.mark.parametrize(
@@ -324,20 +384,21 @@ async def test_requests_without_the_secret_prefix_are_refused(
     assert upstream.seen == []
 
 
-async def test_over_a_cap_the_request_is_not_sent(
+async def test_over_a_cap_the_request_is_sent_with_the_first_strict(
     upstream: Upstream, client: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.WARNING)
     names = [f"mcp__docs__t{i}" for i in range(21)]
     async with ToolFieldsRelay(
         dict.fromkeys(names, {"strict": True}), upstream.url
     ) as r:
         response = await client.post(r.url + "/v1/messages", json=messages_body(*names))
-    assert response.status_code == 400
-    error = response.json()["error"]
-    assert error["type"] == "invalid_request_error"
-    assert "21 strict tools" in error["message"] and "limit of 20" in error["message"]
-    assert all(name in error["message"] for name in names)
-    assert upstream.seen == []
+    assert response.status_code == 200
+    tools = upstream.seen[-1].json()["tools"]
+    assert [t.get("strict") for t in tools] == [True] * 20 + [None]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and names[-1] in warnings[0]
+    assert "21 strict tools" in warnings[0] and "limit of 20" in warnings[0]
     assert any("21 strict tools" in rec.getMessage() for rec in caplog.records)
 
 

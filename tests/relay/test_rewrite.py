@@ -117,8 +117,15 @@ def test_caps_are_counted_on_the_request(
     rewrite = rewrite_body(
         json.dumps(body).encode(), dict.fromkeys(names, {"strict": True})
     )
-    assert [limit.limit for limit in rewrite.exceeded] == [cap]
-    assert all(name in str(rewrite.exceeded[0]) for name in names)
+    # Degraded, not refused (issue 31.2): the last tools go without strict.
+    assert rewrite.exceeded == []
+    assert [limit.limit for limit in rewrite.caps] == [cap]
+    assert all(name in str(rewrite.caps[0]) for name in names)
+    assert rewrite.over_caps and rewrite.over_caps == names[-len(rewrite.over_caps) :]
+    sent = json.loads(rewrite.body)["tools"]
+    assert [t.get("strict") is True for t in sent] == [
+        n not in rewrite.over_caps for n in names
+    ]
 
 
 def test_a_tool_already_strict_in_the_request_counts_too() -> None:
@@ -126,7 +133,8 @@ def test_a_tool_already_strict_in_the_request_counts_too() -> None:
     for entry in body["tools"][:20]:
         entry["strict"] = True
     rewrite = rewrite_body(json.dumps(body).encode(), FIELDS)
-    assert rewrite.exceeded and rewrite.exceeded[0].count == 21
+    assert rewrite.caps and rewrite.caps[0].count == 21
+    assert rewrite.over_caps == [STRICT] and rewrite.exceeded == []
 
 
 @pytest.mark.parametrize(

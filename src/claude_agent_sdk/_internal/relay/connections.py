@@ -60,11 +60,19 @@ def outbound_pool(proxy: str | None, verify: ssl.SSLContext | bool) -> Any:
         network_backend=backend,
         # No cap on connections: the CLI decides how many requests run at
         # once (subagents stream in parallel), and a cap here would queue
-        # them silently. Idle ones are kept as httpx keeps them.
+        # them silently. Idle ones are kept as long as Claude Code keeps its
+        # own to the relay (``server.IDLE_TIMEOUT_S``): a tool run longer
+        # than a few seconds must not cost the next turn a new TCP and TLS
+        # handshake; a connection the API closed meanwhile is noticed
+        # before reuse (``is_readable`` below) and replaced.
         max_connections=None,
         max_keepalive_connections=20,
-        keepalive_expiry=5.0,
+        keepalive_expiry=UPSTREAM_KEEPALIVE_S,
     )
+
+
+UPSTREAM_KEEPALIVE_S = 600.0
+"""How long an idle upstream connection is kept for reuse."""
 
 
 @functools.lru_cache(maxsize=1)

@@ -86,7 +86,7 @@ from mcp.server import Server
 from .._mcp_compat import listed_fields, meta_strict_tools, watch_meta_strict
 from .connections import outbound_pool
 from .rewrite import StrictServers
-from .server import CliConnection, Forwarder
+from .server import CliConnection, Forwarder, Live
 from .tls import FIRST_PARTY_HOST, SessionCA
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
@@ -106,6 +106,12 @@ _LOOPBACK_NAMES = ("127.0.0.1", "localhost")
 logger = logging.getLogger(__name__)
 
 _START_TIMEOUT_S = 30.0
+
+# Room in the kernel for connections not accepted yet: a flood of local
+# connections must not fill it and make Claude Code's SYN wait for its
+# retransmission (1 s, then 3 s). asyncio also accepts up to this many per
+# wake-up (``server.MAX_UNREAD_CONNECTIONS`` is sized against it).
+_LISTEN_BACKLOG = 1024
 
 
 class ToolFieldsRelayError(ValueError):
@@ -286,6 +292,7 @@ def strict_servers_for(
         frozenset(normalize_mcp_name(name) for name in names),
         tuple(normalize_mcp_name(name) for name in configured),
         opted_in,
+        tuple(dict.fromkeys(normalize_mcp_name(name) for name in names)),
     )
 
 
@@ -328,6 +335,28 @@ def resolve_upstream(env: Mapping[str, str]) -> str:
             "(ANTHROPIC_AUTH_TOKEN or ANTHROPIC_CUSTOM_HEADERS)"
         )
     return upstream.rstrip("/")
+
+
+def is_public_api(url: str) -> bool:
+    """Whether ``url`` is a spelling of the public API: ``https``, host
+    ``api.anthropic.com`` in any case, port 443 or none, no path beyond
+    ``/``, no query. Such a base URL is what Claude Code uses by default, so
+    the relay keeps it first-party (proxy mode) rather than base-URL mode."""
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return False
+    return (
+        parts.scheme.lower() == "https"
+        and (parts.hostname or "").rstrip(".") == FIRST_PARTY_HOST
+        and port in (None, 443)
+        and parts.username is None
+        and parts.password is None
+        and parts.path in ("", "/")
+        and not parts.query
+        and not parts.fragment
+    )
 
 
 def _env_value(env: Mapping[str, str], name: str) -> str:
@@ -402,7 +431,9 @@ def _bypasses_proxy(url: urllib.parse.SplitResult, no_proxy: str) -> bool:
         effective_port = url.port or (443 if url.scheme == "https" else 80)
         if port and port != str(effective_port):
             continue
-        name = name.lstrip(".")
+        # ``*.example.com`` is read as ``.example.com`` (as Node's and
+        # Python's proxy settings read it): every name under it.
+        name = name.removeprefix("*").lstrip(".")
         if name and (host == name or host.endswith("." + name)):
             return True
     return False
@@ -483,17 +514,33 @@ def point_cli_through(
     """
     env["HTTPS_PROXY"] = env["https_proxy"] = proxy_url
     env["NODE_EXTRA_CA_CERTS"] = bundle
+    # A base URL that spells the public API differently (``/``, ``:443``,
+    # case) is the default; unset, Claude Code is first-party for certain.
+    if is_public_api(env.get("ANTHROPIC_BASE_URL") or ""):
+        del env["ANTHROPIC_BASE_URL"]
     api = urllib.parse.urlsplit(f"https://{FIRST_PARTY_HOST}")
     entries: list[str] = []
+    removed: list[str] = []
     for name in ("NO_PROXY", "no_proxy"):
         for entry in (env.get(name) or "").split(","):
             entry = entry.strip()
-            if entry and entry not in entries and not _bypasses_proxy(api, entry):
-                entries.append(entry)
+            if not entry or entry in entries or entry in removed:
+                continue
+            (removed if _bypasses_proxy(api, entry) else entries).append(entry)
     for name in _LOOPBACK_NAMES:
         if name not in entries:
             entries.append(name)
     env["NO_PROXY"] = env["no_proxy"] = ",".join(entries)
+    if removed:
+        # Once per CLI process: the relay would otherwise never see the
+        # Messages requests, and no field would reach them without a word.
+        logger.warning(
+            "tool_fields_relay removed %s from NO_PROXY for Claude Code: they "
+            "send %s around the relay (the relay's own connections still "
+            "honour them)",
+            ", ".join(removed),
+            FIRST_PARTY_HOST,
+        )
 
 
 # --------------------------------------------------------------------------
@@ -623,7 +670,7 @@ class ToolFieldsRelay:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
             sock.bind(("127.0.0.1", 0))
-            sock.listen(128)
+            sock.listen(_LISTEN_BACKLOG)
             sock.setblocking(False)
         except BaseException:
             sock.close()
@@ -662,7 +709,7 @@ class ToolFieldsRelay:
 
     async def _serve(self, sock: socket.socket) -> None:
         pool = outbound_pool(self._proxy, self._verify)
-        live: dict[Any, None] = {}
+        live = Live()
         factory: Callable[[], asyncio.Protocol]
         if self._ca is not None:
             from .proxy import ProxyConnection, ProxyMode
@@ -694,7 +741,9 @@ class ToolFieldsRelay:
             )
             factory = lambda: CliConnection(forwarder, live)  # noqa: E731
         self._stop_requested = asyncio.Event()
-        server = await asyncio.get_running_loop().create_server(factory, sock=sock)
+        server = await asyncio.get_running_loop().create_server(
+            factory, sock=sock, backlog=_LISTEN_BACKLOG
+        )
         self._ready.set()
         try:
             await self._stop_requested.wait()
@@ -760,7 +809,11 @@ def prepare_for_cli(
     proxy = None if setting is None else setting[1]
     # Proxy mode when the caller has no base URL of their own (a gateway
     # keeps the base-URL relay), and tunnels can use their proxy: plain http.
-    first_party = not (cli_env.get("ANTHROPIC_BASE_URL") or "").strip() and (
+    base_url = (cli_env.get("ANTHROPIC_BASE_URL") or "").strip()
+    if is_public_api(base_url):
+        upstream = DEFAULT_UPSTREAM
+        base_url = ""
+    first_party = not base_url and (
         proxy is None or urllib.parse.urlsplit(proxy).scheme.lower() == "http"
     )
     return ToolFieldsRelay(

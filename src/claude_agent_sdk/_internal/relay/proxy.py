@@ -67,7 +67,7 @@ class ProxyMode:
 class ProxyConnection(asyncio.Protocol):
     """One connection from Claude Code to the relay as its proxy."""
 
-    def __init__(self, mode: ProxyMode, live: dict[Any, None]) -> None:
+    def __init__(self, mode: ProxyMode, live: relay_server.Live) -> None:
         self._mode = mode
         self._live = live
         self._h11 = h11.Connection(h11.SERVER)
@@ -75,23 +75,25 @@ class ProxyConnection(asyncio.Protocol):
         self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
         self._peer: asyncio.Transport | None = None  # the tunnel's far end
+        # Which ends of a tunnel have sent their EOF: when both have, both
+        # sockets are closed (a half-close passes through until then).
+        self._eof_near = False
+        self._eof_far = False
         self.authenticated = False
+        self.accepted_at = 0.0
 
     # -- asyncio's callbacks ---------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
-        pending = [c for c in self._live if not c.authenticated]
-        if len(pending) >= relay_server.MAX_PENDING_CONNECTIONS:
-            pending[0].abort()
-        self._live[self] = None
-        self._timer = asyncio.get_running_loop().call_later(
-            relay_server.HEADER_TIMEOUT_S, self.abort
-        )
+        loop = asyncio.get_running_loop()
+        self.accepted_at = loop.time()
+        self._live.add(self)
+        self._timer = loop.call_later(relay_server.PENDING_TIMEOUT_S, self.abort)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._live.pop(self, None)
+        self._live.discard(self)
         self._transport = None
         self._disarm()
         if self._peer is not None:
@@ -119,8 +121,19 @@ class ProxyConnection(asyncio.Protocol):
     def eof_received(self) -> bool:
         if self._peer is not None and self._peer.can_write_eof():
             self._peer.write_eof()
-            return True  # half-close through the tunnel
+            self._eof_near = True
+            return not self.tunnel_done()  # half-close through the tunnel
         return False
+
+    def tunnel_done(self) -> bool:
+        """Close both sockets of a tunnel once each side has sent its EOF."""
+        if not (self._eof_near and self._eof_far):
+            return False
+        if self._peer is not None:
+            self._peer.close()
+        if self._transport is not None:
+            self._transport.close()
+        return True
 
     def pause_writing(self) -> None:
         if self._peer is not None:
@@ -140,12 +153,13 @@ class ProxyConnection(asyncio.Protocol):
             self._refuse(407, "Proxy authentication required")
             return
         self.authenticated = True
+        self._live.admitted(self)
         if request.method != b"CONNECT":
             self._refuse(405, "Only CONNECT is served")
             return
         host, _, port_text = request.target.decode("ascii", "replace").rpartition(":")
         host = host.strip("[]")
-        if not host or not port_text.isdigit():
+        if not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
             self._refuse(400, "Bad CONNECT target")
             return
         self._disarm()
@@ -191,8 +205,11 @@ class ProxyConnection(asyncio.Protocol):
             return
         finally:
             self._task = None
-        self._live.pop(self, None)  # the connection is the CliConnection's now
-        self._transport = None
+            # Handed over (to the CliConnection) or failed: either way this
+            # protocol gets no connection_lost any more, so nothing of it
+            # may stay in ``live``.
+            self._live.discard(self)
+            self._transport = None
         if tls is None:  # the handshake was abandoned
             transport.abort()
             return
@@ -202,13 +219,15 @@ class ProxyConnection(asyncio.Protocol):
         """Pipe the connection to ``host:port``, untouched."""
         loop = asyncio.get_running_loop()
         via = self._mode.tunnel_proxy
-        if via is not None and self._mode.bypasses_proxy(host, port):
-            via = None
         try:
+            if via is not None and self._mode.bypasses_proxy(
+                f"[{host}]" if ":" in host else host, port
+            ):
+                via = None
             far, end, leftover = await asyncio.wait_for(
                 _open_tunnel(loop, self, host, port, via), _TUNNEL_CONNECT_TIMEOUT_S
             )
-        except (OSError, asyncio.TimeoutError, _ProxyRefusedError) as error:
+        except Exception as error:  # noqa: BLE001 - every refusal is answered
             logger.info(
                 "tool_fields_relay could not tunnel to %s:%s: %s",
                 host,
@@ -252,7 +271,7 @@ class ProxyConnection(asyncio.Protocol):
             )
             self._send(h11.Data(data=body))
             self._send(h11.EndOfMessage())
-        self._live.pop(self, None)
+        self._live.discard(self)
         if self._transport is not None:
             self._transport.close()
 
@@ -263,7 +282,7 @@ class ProxyConnection(asyncio.Protocol):
 
     def abort(self) -> None:
         self._disarm()
-        self._live.pop(self, None)
+        self._live.discard(self)
         if self._transport is not None:
             self._transport.abort()
 
@@ -312,14 +331,19 @@ class _FarEnd(asyncio.Protocol):
         if self._handshake is not None and not self._handshake.done():
             self._handshake.set_exception(ConnectionError("closed"))
         near = self._near._transport  # noqa: SLF001
-        if near is not None:
+        # Before the tunnel is established the CONNECT is still to be
+        # answered (a 502, by ``_tunnel``), so the near end stays open.
+        if near is not None and self._near._peer is not None:  # noqa: SLF001
             near.close()
 
     def eof_received(self) -> bool:
         near = self._near._transport  # noqa: SLF001
+        if self._near._peer is None:  # noqa: SLF001 - not established: no tunnel
+            return False
         if near is not None and near.can_write_eof():
             near.write_eof()
-            return True
+            self._near._eof_far = True  # noqa: SLF001
+            return not self._near.tunnel_done()
         return False
 
     def pause_writing(self) -> None:

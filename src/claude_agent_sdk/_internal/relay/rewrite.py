@@ -25,7 +25,7 @@ import functools
 import json
 import json.decoder
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +74,26 @@ class StrictServers:
     """API names of further tools to make strict, read on each request: the
     tools SDK servers mark ``_meta["anthropic/strict"]: true``."""
 
+    order: tuple[str, ...] = ()
+    """``listed`` in ``strict_mcp_servers`` order: which tools stay strict
+    when a request's strict tools go over a cap."""
+
+    def ranker(self) -> Callable[[str], int]:
+        """A tool's rank for staying strict at the caps (lower first): SDK
+        tools 0, then each server's in ``strict_mcp_servers`` order."""
+        opted_in = frozenset(self.opted_in())
+        servers = sorted(self.order, key=len, reverse=True)
+
+        def rank(name: str) -> int:
+            if name in opted_in:
+                return 0
+            for server in servers:
+                if name.startswith(f"mcp__{server}__"):
+                    return 1 + self.order.index(server)
+            return 1 + len(self.order)
+
+        return rank
+
     def markers(self) -> list[str]:
         """Texts one of which a body must hold to carry such a tool."""
         return [f"mcp__{server}__" for server in sorted(self.listed)] + sorted(
@@ -113,6 +133,10 @@ class Rewrite:
     not_strict: list[tuple[str, str]] = field(default_factory=list)
     """Tools of ``strict_mcp_servers`` sent unchanged because no strict form
     of their schema exists, each with the reason."""
+    over_caps: list[str] = field(default_factory=list)
+    """Tools sent without ``strict`` on this request because the strict
+    tools together went over a per-request cap (the limits in ``caps``)."""
+    caps: list[StrictLimitExceeded] = field(default_factory=list)
 
     @property
     def betas(self) -> list[str]:
@@ -161,11 +185,22 @@ def rewrite_body(
     # skip parsing altogether.
     if not fields_by_name and strict_servers is None:
         return unchanged
-    present = [name for name in fields_by_name if name.encode() in body]
+    # Names are looked for from the first "tools" key token on: the
+    # top-level one is at or after it, and in Claude Code's key order it
+    # follows the messages, so a long conversation is not searched once
+    # per declared tool.
+    tail = body.find(b'"tools"')
+    if tail == -1:
+        return unchanged
+    present = [name for name in fields_by_name if body.find(name.encode(), tail) != -1]
     markers = (
         []
         if strict_servers is None
-        else [marker for marker in strict_servers.markers() if marker.encode() in body]
+        else [
+            marker
+            for marker in strict_servers.markers()
+            if body.find(marker.encode(), tail) != -1
+        ]
     )
     if not present and not markers:
         return unchanged
@@ -191,11 +226,17 @@ def rewrite_body(
     def relayed(name: Any) -> bool:
         return isinstance(name, str) and (name in fields_by_name or wants_strict(name))
 
+    rank = (lambda name: 0) if strict_servers is None else strict_servers.ranker()
     rewrite = Rewrite(body)
     edits: list[tuple[int, int, str]] = []
-    strict_tools: list[tuple[str, str]] = []
+    # Strict whatever the relay does (marked so by whoever sent them).
+    fixed: list[tuple[str, str]] = []
+    # Made strict by the relay, if the caps allow: (rank, position, name,
+    # schema key, edits with strict, edits without, what each adds).
+    candidates: list[tuple[int, int, str, str, _Edits, _Edits, list[str], list[str]]]
+    candidates = []
     try:
-        for entry in tools:
+        for position, entry in enumerate(tools):
             if entry is None:
                 continue
             name = entry.value.get("name")
@@ -208,40 +249,108 @@ def rewrite_body(
             declared: Mapping[str, Any] | None = (
                 fields_by_name.get(name) if isinstance(name, str) else None
             )
-            schema_key = None
+            form: tuple[int, int, str] | None = None
             if isinstance(name, str) and wants_strict(name):
-                form = _external_form(text, entry)
-                if isinstance(form, _NoStrictForm):
-                    rewrite.not_strict.append((name, form.reason))
+                external = _external_form(text, entry)
+                if isinstance(external, _NoStrictForm):
+                    rewrite.not_strict.append((name, external.reason))
                 else:
-                    if form is not None:
-                        edits.append(form)
-                        schema_key = form[2]
-                        rewrite.added_strict = True
+                    form = external
                     declared = {**(declared or {}), "strict": True}
-            if declared:
-                entry_edits, added = _edits_for(text, entry, declared)
-                if added or schema_key is not None:
-                    edits.extend(entry_edits)
-                    rewrite.modified_tools.append(str(name))
-                    rewrite.added_strict |= "strict" in added
-                    rewrite.added_examples |= "input_examples" in added
-                strict = (
-                    declared.get("strict") is True or entry.value.get("strict") is True
+            already = entry.value.get("strict") is True
+            if not declared:
+                if already:
+                    fixed.append((str(name), _schema_key(text, entry)))
+                continue
+            entry_edits, added = _edits_for(text, entry, declared)
+            if form is not None:
+                entry_edits = [form, *entry_edits]
+            key = form[2] if form is not None else _schema_key(text, entry)
+            if declared.get("strict") is True and not already:
+                plain = {k: v for k, v in declared.items() if k != "strict"}
+                without, added_without = _edits_for(text, entry, plain)
+                candidates.append(
+                    (
+                        0 if name in fields_by_name else rank(str(name)),
+                        position,
+                        str(name),
+                        key,
+                        entry_edits,
+                        without,
+                        added,
+                        added_without,
+                    )
                 )
-            else:
-                strict = entry.value.get("strict") is True
-            if strict:
-                strict_tools.append((str(name), schema_key or _schema_key(text, entry)))
+                continue
+            if added or form is not None:
+                edits.extend(entry_edits)
+                rewrite.modified_tools.append(str(name))
+                rewrite.added_strict |= "strict" in added or form is not None
+                rewrite.added_examples |= "input_examples" in added
+            if declared.get("strict") is True or already:
+                fixed.append((str(name), key))
     except _UnsafeError as why:
         return _left_unchanged(body, lost, str(why))
+    # At the caps: the first candidates (SDK tools, then strict_mcp_servers
+    # order, then as listed) stay strict, as many as fit; counts only grow
+    # with more tools, so the longest fitting prefix is found by bisection.
+    candidates.sort(key=lambda c: (c[0], c[1]))
+    strict_tools = fixed + [(c[2], c[3]) for c in candidates]
+    keep = len(candidates)
+    if candidates and _limit_violations(tuple(strict_tools)):
+        rewrite.caps = list(_limit_violations(tuple(strict_tools)))
+        low, high = 0, len(candidates)
+        while low < high:
+            middle = (low + high + 1) // 2
+            trial = fixed + [(c[2], c[3]) for c in candidates[:middle]]
+            if _limit_violations(tuple(trial)):
+                high = middle - 1
+            else:
+                low = middle
+        keep = low
+        strict_tools = fixed + [(c[2], c[3]) for c in candidates[:keep]]
+    for index, candidate in enumerate(candidates):
+        name, with_strict, without, added, added_without = (
+            candidate[2],
+            *candidate[4:],
+        )
+        strict = index < keep
+        if not strict:
+            rewrite.over_caps.append(name)
+        chosen, adds = (with_strict, added) if strict else (without, added_without)
+        if chosen:
+            edits.extend(chosen)
+            rewrite.modified_tools.append(name)
+            rewrite.added_strict |= strict
+            rewrite.added_examples |= "input_examples" in adds
     if not edits:
-        return Rewrite(body, not_strict=rewrite.not_strict)
+        return Rewrite(
+            body,
+            not_strict=rewrite.not_strict,
+            over_caps=rewrite.over_caps,
+            caps=rewrite.caps,
+        )
     rewrite.exceeded = list(_limit_violations(tuple(strict_tools)))
-    for start, end, replacement in sorted(edits, reverse=True):
-        text = text[:start] + replacement + text[end:]
-    rewrite.body = text.encode("utf-8")
+    # One join: linear in the body and the edits, however many there are;
+    # an ASCII body (text index = byte index) is spliced as bytes.
+    ascii_body = len(text) == len(body)
+    source: str | bytes = body if ascii_body else text
+    pieces: list[Any] = []
+    last = 0
+    for start, end, replacement in sorted(edits):
+        pieces += (source[last:start], replacement.encode("utf-8"))
+        last = end
+    pieces.append(source[last:])
+    if ascii_body:
+        rewrite.body = b"".join(pieces)
+    else:
+        rewrite.body = "".join(
+            p if isinstance(p, str) else p.decode("utf-8") for p in pieces
+        ).encode("utf-8")
     return rewrite
+
+
+_Edits = list[tuple[int, int, str]]
 
 
 def _left_unchanged(body: bytes, present: list[str], why: str) -> Rewrite:
@@ -329,15 +438,82 @@ def _members(text: str, index: int) -> tuple[list[tuple[str, int, int, Any]], in
     return members, _scan_object(text, index, read)
 
 
+_TOOLS_KEY = re.compile(r'[{,][ \t\n\r]*"tools"[ \t\n\r]*:[ \t\n\r]*')
+
+
 def _locate_tools(text: str, names: list[str]) -> list[_Entry | None] | None:
     """The entries of the body's top-level ``tools`` array (None for an
     entry that is not an object), or None when there is no such array.
 
     ``names`` are the declared tools the body may hold: only entries whose
     text holds one are scanned member by member (to find where to write);
-    the others are decoded whole, by the C scanner. The whole body is
-    checked to be JSON either way.
+    the others are decoded whole, by the C scanner.
+
+    The messages, which make up nearly all of a long conversation's body,
+    are not read: the ``"tools"`` key is found by a C-speed search, and it
+    is the top-level one when what follows its value is members up to the
+    body's last ``}`` (an object nested anywhere closes before that brace).
+    In valid JSON a ``"tools"`` key token after ``{`` or ``,`` cannot lie
+    inside a string. A body where that does not settle it is read whole.
     """
+    start = _skip(text, 0)
+    if text[start : start + 1] != "{":
+        return _locate_tools_by_reading(text, names)
+    top_level = [
+        value for value in _tools_keys(text, start) if _closes_the_body(text, value)
+    ]
+    if not top_level:
+        return _locate_tools_by_reading(text, names)
+    if len(top_level) > 1:
+        # JSON.parse keeps the last; other parsers may keep the first.
+        raise _UnsafeError('the body has more than one "tools" key')
+    value = top_level[0]
+    if text[value] != "[":
+        return None
+    return _array_entries(text, value, names)[0]
+
+
+def _tools_keys(text: str, start: int) -> Iterator[int]:
+    """Where the value of each ``"tools"`` key token of ``text`` starts
+    (``str.find``: C speed; the pattern only checks around each hit)."""
+    found = text.find('"tools"', start)
+    while found != -1:
+        match = _TOOLS_KEY.match(text, _token_start(text, found))
+        if match is not None and match.end() > found:
+            yield match.end()
+        found = text.find('"tools"', found + 7)
+
+
+def _token_start(text: str, index: int) -> int:
+    """The index of the ``{`` or ``,`` a key at ``index`` follows (if any)."""
+    before = index - 1
+    while before > 0 and text[before] in _SPACE:
+        before -= 1
+    return max(before, 0)
+
+
+def _closes_the_body(text: str, index: int) -> bool:
+    """Whether the value at ``text[index]`` is followed by ``,"key":value``
+    members, then the last ``}`` of ``text``."""
+    try:
+        index = _skip(text, int(_DECODER.raw_decode(text, index)[1]))
+        while text[index : index + 1] == ",":
+            index = _skip(text, index + 1)
+            if text[index : index + 1] != '"':
+                return False
+            index = _skip(text, _scanstring(text, index + 1, True)[1])
+            if text[index : index + 1] != ":":
+                return False
+            index = _skip(
+                text, int(_DECODER.raw_decode(text, _skip(text, index + 1))[1])
+            )
+        return text[index : index + 1] == "}" and _skip(text, index + 1) == len(text)
+    except (ValueError, IndexError):
+        return False
+
+
+def _locate_tools_by_reading(text: str, names: list[str]) -> list[_Entry | None] | None:
+    """``_locate_tools`` by reading the whole body, member by member."""
     index = _skip(text, 0)
     if text[index] != "{":
         _DECODER.raw_decode(text, index)  # valid JSON that is not an object?
@@ -363,9 +539,11 @@ def _locate_tools(text: str, names: list[str]) -> list[_Entry | None] | None:
     return tools
 
 
-def _next_hit(text: str, names: list[str], index: int) -> int:
-    hits = [found for name in names if (found := text.find(name, index)) != -1]
-    return min(hits, default=len(text))
+@functools.lru_cache(maxsize=16)
+def _names_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    # Longest first, so that one name that begins another still matches.
+    ordered = sorted(names, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, ordered)) or "(?!)")
 
 
 def _array_entries(
@@ -375,15 +553,14 @@ def _array_entries(
     index = _skip(text, index + 1)
     if text[index] == "]":
         return entries, index + 1
-    # Where a declared name occurs next: entries before it hold none.
-    hit = _next_hit(text, names, index)
+    # Each entry's own text is searched for a declared name, once: linear
+    # in the tools, whatever their number and the body's size.
+    search = _names_pattern(tuple(names)).search
     while True:
         value, end = _DECODER.raw_decode(text, index)
-        if hit < index:
-            hit = _next_hit(text, names, index)
         if not isinstance(value, dict):
             entries.append(None)
-        elif hit < end:
+        elif search(text, index, end) is not None:
             entries.append(_scanned(text, index, value))
         else:
             entries.append(_Entry(value, [], False, [], index))
@@ -573,6 +750,16 @@ def not_strict_message(tool: str, reason: str) -> str:
     return (
         f"tool_fields_relay is sending {tool} (strict_mcp_servers) without "
         f"strict: {reason}"
+    )
+
+
+def over_caps_message(tools: Iterable[str], rewrite: Rewrite) -> str:
+    return (
+        f"tool_fields_relay is sending {', '.join(tools)} without strict: the "
+        "request's strict tools go over strict mode's per-request limits ("
+        + "; ".join(str(limit) for limit in rewrite.caps)
+        + "), so only the first stay strict (SDK tools first, then "
+        "strict_mcp_servers order)"
     )
 
 

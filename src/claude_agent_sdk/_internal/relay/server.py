@@ -14,7 +14,8 @@ import contextlib
 import hmac
 import json
 import logging
-from collections.abc import Iterable, Mapping
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import h11
@@ -26,6 +27,7 @@ from .rewrite import (
     StrictServers,
     limits_message,
     not_strict_message,
+    over_caps_message,
     rewrite_body,
     unchanged_message,
     with_betas,
@@ -74,15 +76,80 @@ IDLE_TIMEOUT_S = 600.0
 """How long a connection may sit between requests, or in a request body,
 before it is closed. Claude Code keeps one connection for a whole query,
 idle while tools run, so this is long; a connection that never sent a
-request is held for ``HEADER_TIMEOUT_S`` only."""
+request is held for ``PENDING_TIMEOUT_S`` only."""
+
+MAX_PIPELINED_BYTES = 1024 * 1024
+"""Bytes read ahead of the request in flight at most; beyond that the
+connection is not read until the exchange is done (back-pressure)."""
 
 MAX_PENDING_CONNECTIONS = 64
-"""Connections that have not yet sent a request with the secret prefix, at
-most. A new one beyond that closes the oldest of them, so connections that
-send nothing cannot exhaust the process's descriptors or lock the CLI out.
+"""Connections that have not yet sent a request with the secret (or, in
+proxy mode, a ``CONNECT`` with the relay's credentials) beyond which a new
+one makes room: the oldest of them that has had ``ADMISSION_GRACE_S`` to
+speak is closed. A connection is never closed for room before it could be
+read, so a flood of connections that send nothing cannot push Claude
+Code's new connection out before its first bytes (it writes them at once).
 Connections that did authenticate are never capped or closed for room:
 their number is Claude Code's parallel streams (subagents, side requests),
 which must never queue."""
+
+MAX_UNREAD_CONNECTIONS = 4096
+"""The hard bound on such connections (memory, about 4 KB each, and
+descriptors): past it the oldest is closed even if young. Larger than the
+connections asyncio can accept between a connection's accept and its first
+read (two accept bursts of the listen backlog, 1024, at most), so even then
+the closed one is a flood's, not the newest arrival's."""
+
+ADMISSION_GRACE_S = 0.25
+"""How long a new connection may stay silent before it may be closed for
+room (Claude Code's request line arrives within milliseconds)."""
+
+PENDING_TIMEOUT_S = 2.0
+"""How long a connection may take to send its first request line and
+headers: Claude Code sends them with the connection. Later requests on an
+authenticated connection get ``HEADER_TIMEOUT_S``."""
+
+
+class Live:
+    """A relay's open connections (``stop`` aborts them all) and, in the
+    order they were accepted, those that have not authenticated yet."""
+
+    def __init__(self) -> None:
+        self._all: dict[Any, None] = {}
+        self.pending: dict[Any, None] = {}
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(list(self._all))
+
+    def __len__(self) -> int:
+        return len(self._all)
+
+    def add(self, connection: Any) -> None:
+        """Admit ``connection``, making room first if it is one more that
+        has not authenticated (``MAX_PENDING_CONNECTIONS``)."""
+        if not connection.authenticated:
+            self.make_room(asyncio.get_running_loop())
+            self.pending[connection] = None
+        self._all[connection] = None
+
+    def admitted(self, connection: Any) -> None:
+        """``connection`` authenticated: never closed for room any more."""
+        self.pending.pop(connection, None)
+
+    def discard(self, connection: Any) -> None:
+        self._all.pop(connection, None)
+        self.pending.pop(connection, None)
+
+    def make_room(self, loop: asyncio.AbstractEventLoop) -> None:
+        if len(self.pending) < MAX_PENDING_CONNECTIONS:
+            return
+        oldest = next(iter(self.pending))
+        if (
+            loop.time() - oldest.accepted_at >= ADMISSION_GRACE_S
+            or len(self.pending) >= MAX_UNREAD_CONNECTIONS
+        ):
+            oldest.abort()
+            self.discard(oldest)
 
 
 def error_body(error_type: str, message: str) -> bytes:
@@ -118,6 +185,8 @@ class Forwarder:
         # Tools of strict_mcp_servers already named in a warning as sent
         # without strict: once per tool for the relay's lifetime.
         self._warned_not_strict: set[str] = set()
+        # Tools sent without strict at the per-request caps: named once.
+        self._warned_over_caps: set[str] = set()
         self._pool = pool
         self._core = http_transport_module()
         self._errors = transport_errors()
@@ -147,18 +216,22 @@ class Forwarder:
         ]
         route = rest.split(b"?", 1)[0].rstrip(b"/").decode("latin-1")
         rewrite = Rewrite(body)
-        if (
-            request.method == b"POST"
-            and route in _REWRITTEN_ROUTES
-            and not _has_content_encoding(headers)
-        ):
-            rewrite = self._rewrite(body)
+        if request.method == b"POST" and route in _REWRITTEN_ROUTES:
+            encoding = _content_encoding(headers)
+            if encoding is None:
+                rewrite = self._rewrite(body)
+            else:
+                rewrite = self._rewrite_encoded(body, encoding)
         if rewrite.unchanged_because:
             logger.warning("%s", unchanged_message(rewrite))
         for tool, reason in rewrite.not_strict:
             if tool not in self._warned_not_strict:
                 self._warned_not_strict.add(tool)
                 logger.warning("%s", not_strict_message(tool, reason))
+        demoted = [t for t in rewrite.over_caps if t not in self._warned_over_caps]
+        if demoted:
+            self._warned_over_caps.update(demoted)
+            logger.warning("%s", over_caps_message(demoted, rewrite))
         if rewrite.exceeded:
             message = limits_message(rewrite)
             logger.warning("%s", message)
@@ -191,6 +264,36 @@ class Forwarder:
                 lost_tools=[n for n in self._fields_by_name if n.encode() in body]
                 + [m + "*" if m.endswith("__") else m for m in markers],
             )
+
+    def _rewrite_encoded(self, body: bytes, encoding: bytes) -> Rewrite:
+        """``_rewrite`` on a body sent with ``Content-Encoding``: decoded,
+        rewritten, and encoded again in the same encoding when changed (the
+        header stays as sent); one that cannot be decoded goes out unchanged,
+        with the warning naming what it may have lost."""
+        if not self._fields_by_name and self._strict_servers is None:
+            return Rewrite(body)
+        try:
+            plain = decode_body(body, encoding)
+        except _UndecodableError as why:
+            declared = list(self._fields_by_name) + (
+                []
+                if self._strict_servers is None
+                else [
+                    m + "*" if m.endswith("__") else m
+                    for m in self._strict_servers.markers()
+                ]
+            )
+            return Rewrite(
+                body,
+                unchanged_because=f"its {encoding.decode('latin-1')} body {why}",
+                lost_tools=[f"{', '.join(declared)} (if present)"],
+            )
+        rewrite = self._rewrite(plain)
+        if rewrite.body is plain:
+            rewrite.body = body  # nothing added: the bytes as sent
+        else:
+            rewrite.body = encode_body(rewrite.body, encoding, body)
+        return rewrite
 
     def _url(self, rest: bytes) -> Any:
         # The target goes out byte for byte as the CLI sent it (``;params``
@@ -310,11 +413,75 @@ class Forwarder:
         cli.send(h11.EndOfMessage())
 
 
-def _has_content_encoding(headers: Iterable[tuple[bytes, bytes]]) -> bool:
-    return any(
-        name.lower() == b"content-encoding" and value.strip().lower() != b"identity"
+def _content_encoding(headers: Iterable[tuple[bytes, bytes]]) -> bytes | None:
+    """The request's content coding(s), lower case, or None for identity."""
+    codings = [
+        part.strip().lower()
         for name, value in headers
-    )
+        if name.lower() == b"content-encoding"
+        for part in value.split(b",")
+    ]
+    codings = [c for c in codings if c and c != b"identity"]
+    return b", ".join(codings) if codings else None
+
+
+class _UndecodableError(Exception):
+    """Why a body's content coding cannot be undone (its text ends a sentence)."""
+
+
+def _brotli() -> Any:
+    for name in ("brotli", "brotlicffi"):
+        with contextlib.suppress(ImportError):
+            return __import__(name)
+    return None
+
+
+def decode_body(body: bytes, encoding: bytes) -> bytes:
+    """``body`` with its content coding ``encoding`` (``gzip``, ``x-gzip``,
+    ``deflate`` as zlib or raw, ``br`` when a brotli module is installed)
+    undone, at most ``MAX_BODY_BYTES`` of it."""
+    if encoding in (b"gzip", b"x-gzip", b"deflate"):
+        formats = (31,) if encoding != b"deflate" else (15, -15)
+        for wbits in formats:
+            decoder = zlib.decompressobj(wbits)
+            try:
+                plain = decoder.decompress(body, MAX_BODY_BYTES + 1)
+            except zlib.error:
+                continue
+            if len(plain) > MAX_BODY_BYTES:
+                raise _UndecodableError("is larger than the relay reads decoded")
+            if decoder.eof and not decoder.unused_data:
+                return plain
+        raise _UndecodableError("is not valid")
+    if encoding == b"br":
+        brotli = _brotli()
+        if brotli is None:
+            raise _UndecodableError("needs the brotli package to be read")
+        try:
+            plain = bytes(brotli.decompress(body))
+        except Exception as error:  # noqa: BLE001 - any failure: not valid
+            raise _UndecodableError("is not valid") from error
+        if len(plain) > MAX_BODY_BYTES:
+            raise _UndecodableError("is larger than the relay reads decoded")
+        return plain
+    raise _UndecodableError("is in a coding the relay does not read")
+
+
+def encode_body(body: bytes, encoding: bytes, sent: bytes = b"") -> bytes:
+    """``body`` in the content coding ``decode_body`` undid; a ``deflate``
+    body in the form ``sent`` had (zlib, as RFC 9110 names it, or raw)."""
+    if encoding == b"br":
+        return bytes(_brotli().compress(body))
+    wbits = 31
+    if encoding == b"deflate":
+        zlib_form = (
+            len(sent) >= 2
+            and sent[0] & 0x0F == 8
+            and ((sent[0] << 8) | sent[1]) % 31 == 0
+        )
+        wbits = 15 if zlib_form else -15
+    compressor = zlib.compressobj(6, zlib.DEFLATED, wbits)
+    return compressor.compress(body) + compressor.flush()
 
 
 class CliConnection(asyncio.Protocol):
@@ -335,7 +502,7 @@ class CliConnection(asyncio.Protocol):
     def __init__(
         self,
         forwarder: Forwarder,
-        live: dict[Any, None],
+        live: Live,
         *,
         authenticated: bool = False,
     ) -> None:
@@ -351,25 +518,25 @@ class CliConnection(asyncio.Protocol):
         self._writable = asyncio.Event()
         self._writable.set()
         self.authenticated = authenticated
+        self.accepted_at = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._idle = False  # between requests (the idle timeout runs)
+        self._paused = False  # reading paused: pipelined input is bounded
 
     # -- asyncio's callbacks ---------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
-        pending = [c for c in self._live if not c.authenticated]
-        if len(pending) >= MAX_PENDING_CONNECTIONS:
-            pending[0].abort()  # the oldest that never sent a valid request
-        self._live[self] = None
-        self._arm(HEADER_TIMEOUT_S)
+        self.accepted_at = asyncio.get_running_loop().time()
+        self._live.add(self)
+        self._arm(HEADER_TIMEOUT_S if self.authenticated else PENDING_TIMEOUT_S)
         # Behind TLS (proxy mode) the first request can arrive before the
         # handshake's waiter hands the transport over: serve what is buffered.
         self._next()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._live.pop(self, None)
+        self._live.discard(self)
         self._transport = None
         self._disarm()
         self._writable.set()
@@ -386,6 +553,16 @@ class CliConnection(asyncio.Protocol):
             self._arm(IDLE_TIMEOUT_S)
         self._h11.receive_data(data)
         self._next()
+        if (
+            self._task is not None
+            and self._transport is not None
+            and not self._paused
+            and len(self._h11.trailing_data[0]) > MAX_PIPELINED_BYTES
+        ):
+            # Bytes pipelined behind a request in flight wait in the
+            # kernel, not here: reading resumes when the exchange is done.
+            self._paused = True
+            self._transport.pause_reading()
 
     def eof_received(self) -> bool:
         self._h11.receive_data(b"")
@@ -450,6 +627,7 @@ class CliConnection(asyncio.Protocol):
             self._refuse(404, "not_found_error", "Not found")
             return False
         self.authenticated = True
+        self._live.admitted(self)
         length = next(
             (value for name, value in request.headers if name == b"content-length"),
             None,
@@ -473,7 +651,7 @@ class CliConnection(asyncio.Protocol):
     def _refuse(self, status: int, error_type: str, message: str) -> None:
         with contextlib.suppress(h11.LocalProtocolError):
             self.respond_error(status, error_type, message, close=True)
-        self._live.pop(self, None)
+        self._live.discard(self)
         if self._transport is not None:
             self._transport.close()
 
@@ -494,6 +672,9 @@ class CliConnection(asyncio.Protocol):
             self._task = None
         if self._transport is None:
             return
+        if self._paused:
+            self._paused = False
+            self._transport.resume_reading()
         if self._h11.our_state is h11.DONE and self._h11.their_state is h11.DONE:
             self._h11.start_next_cycle()
             self._idle = True
@@ -539,6 +720,6 @@ class CliConnection(asyncio.Protocol):
 
     def abort(self) -> None:
         self._disarm()
-        self._live.pop(self, None)  # at once: connection_lost comes later
+        self._live.discard(self)  # at once: connection_lost comes later
         if self._transport is not None:
             self._transport.abort()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import ipaddress
 import logging
 import os
 import ssl
@@ -75,10 +76,17 @@ class SessionCA:
                 ),
                 critical=True,
             )
-            # Only ever for the one host, even if the key were to leak.
+            # Only ever for the one host, even if the key were to leak: a
+            # leaf naming an IP address in its SAN is outside the permitted
+            # DNS subtree only to verifiers that say so, so every IPv4 and
+            # IPv6 address is excluded outright.
             .add_extension(
                 x509.NameConstraints(
-                    permitted_subtrees=[x509.DNSName(host)], excluded_subtrees=None
+                    permitted_subtrees=[x509.DNSName(host)],
+                    excluded_subtrees=[
+                        x509.IPAddress(ipaddress.ip_network("0.0.0.0/0")),
+                        x509.IPAddress(ipaddress.ip_network("::/0")),
+                    ],
                 ),
                 critical=True,
             )
@@ -144,7 +152,10 @@ class SessionCA:
                     user_extra,
                     error.strerror or type(error).__name__,
                 )
-        fd, name = tempfile.mkstemp(prefix="claude-agent-sdk-relay-", suffix=".pem")
+        remove_stale_bundles()
+        fd, name = tempfile.mkstemp(
+            prefix=f"{_BUNDLE_PREFIX}{os.getpid()}-", suffix=".pem"
+        )
         try:
             os.write(fd, content)  # mkstemp's file is 0600
         finally:
@@ -158,6 +169,47 @@ class SessionCA:
         self.bundle = None
         if self._remover is not None:
             self._remover()
+
+
+_BUNDLE_PREFIX = "claude-agent-sdk-relay-"
+
+
+def remove_stale_bundles(folder: str | None = None) -> list[Path]:
+    """Remove the CA bundles of relays whose process is gone (a SIGKILL, or a
+    SIGTERM without handler, runs no cleanup): each name carries its
+    process id. Only the caller's own files, and only those of dead
+    processes, are removed; the paths removed are returned."""
+    removed: list[Path] = []
+    if os.name != "posix":  # os.kill(pid, 0) would end the process there
+        return removed
+    root = Path(folder or tempfile.gettempdir())
+    try:
+        candidates = list(root.glob(f"{_BUNDLE_PREFIX}*-*.pem"))
+    except OSError:
+        return removed
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    for path in candidates:
+        pid_text = path.name[len(_BUNDLE_PREFIX) :].split("-", 1)[0]
+        if not pid_text.isdigit() or _alive(int(pid_text)):
+            continue
+        with contextlib.suppress(OSError):
+            if uid is not None and path.stat().st_uid != uid:
+                continue
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # someone else's, or cannot tell: kept
+    return True
 
 
 def _unlink(path: Path) -> None:

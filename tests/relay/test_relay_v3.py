@@ -1,0 +1,454 @@
+"""Relay v3 (issue 27): no common setting defeats proxy mode, nothing a
+long session does accumulates, the CA excludes IP addresses, no CA file
+outlives a killed process, and the billing line goes out byte for byte."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.lib.relay_upstream import Upstream
+from tests.relay.cases import FIELDS, STRICT, messages_body
+from tests.relay.test_proxy_mode import _connect, _proxy_parts, _read_all, _relay_for
+
+try:
+    from claude_agent_sdk._internal.relay.connections import outbound_pool
+    from claude_agent_sdk._internal.relay.lifecycle import (
+        DEFAULT_UPSTREAM,
+        ToolFieldsRelay,
+        point_cli_through,
+        prepare_for_cli,
+    )
+except ImportError:  # a tree without the relay patch: these tests must fail
+    DEFAULT_UPSTREAM = "https://api.anthropic.com"
+    ToolFieldsRelay = None  # type: ignore[assignment, misc]
+    outbound_pool = None  # type: ignore[assignment]
+    point_cli_through = None  # type: ignore[assignment]
+    prepare_for_cli = None  # type: ignore[assignment]
+
+pytestmark = pytest.mark.requires_patch("tool-fields-relay")
+
+
+@pytest.fixture
+def first_party(tmp_path: Path) -> Iterator[Upstream]:
+    with Upstream.first_party(tmp_path / "first-party") as stand_in:
+        yield stand_in
+
+
+def _fds() -> set[str]:
+    return {entry.name for entry in Path("/proc/self/fd").iterdir()}
+
+
+async def _settle(before: set[str], seconds: float = 3.0) -> set[str]:
+    deadline = time.monotonic() + seconds
+    while _fds() - before and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return _fds() - before
+
+
+# -- no silent defeat -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "https://api.anthropic.com",
+        "https://api.anthropic.com/",
+        "https://api.anthropic.com:443",
+        "https://api.anthropic.com:443/",
+        "HTTPS://API.Anthropic.COM",
+        " https://api.anthropic.com/ ",
+    ],
+)
+def test_a_spelling_of_the_public_api_is_proxy_mode(base_url: str) -> None:
+    env = {"ANTHROPIC_BASE_URL": base_url}
+    relay = prepare_for_cli({}, env)
+    assert relay.first_party is True
+    assert relay.upstream == DEFAULT_UPSTREAM
+    point_cli_through(env, "http://sdk:s@127.0.0.1:1", "/tmp/bundle.pem")
+    assert "ANTHROPIC_BASE_URL" not in env  # Claude Code stays first-party
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "https://api.anthropic.com:8443",
+        "http://api.anthropic.com",
+        "https://api.anthropic.com/v2",
+        "https://api.anthropic.com.evil.example",
+    ],
+)
+def test_other_base_urls_keep_base_url_mode(base_url: str) -> None:
+    assert prepare_for_cli({}, {"ANTHROPIC_BASE_URL": base_url}).first_party is False
+
+
+def test_no_proxy_entries_matching_the_api_are_removed_and_named_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    env = {
+        "NO_PROXY": "corp.example,*.anthropic.com,API.ANTHROPIC.COM:443",
+        "no_proxy": "anthropic.com, .anthropic.com,*anthropic.com,other.com:443",
+    }
+    point_cli_through(env, "http://sdk:s@127.0.0.1:1", "/tmp/bundle.pem")
+    assert (
+        env["NO_PROXY"]
+        == env["no_proxy"]
+        == "corp.example,other.com:443,127.0.0.1,localhost"
+    )
+    records = [r for r in caplog.records if "NO_PROXY" in r.getMessage()]
+    assert len(records) == 1
+    for entry in ("*.anthropic.com", "API.ANTHROPIC.COM:443", "anthropic.com"):
+        assert entry in records[0].getMessage()
+
+
+# -- nothing accumulates ----------------------------------------------------------
+
+
+async def test_tunnels_free_both_sockets_when_both_sides_are_done(
+    upstream: Upstream, first_party: Upstream
+) -> None:
+    target = upstream.url.removeprefix("http://").encode()
+    async with _relay_for(first_party, no_proxy="127.0.0.1") as relay:
+        before = _fds()
+
+        def one_tunnel() -> bytes:
+            sock, reply = _connect(relay, target, b"")
+            assert reply.startswith(b"HTTP/1.1 200 ")
+            with sock:
+                sock.sendall(b"GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                return _read_all(sock)  # the far end closed: EOF through
+
+        for _ in range(30):
+            assert b'{"ok": true}' in await asyncio.to_thread(one_tunnel)
+        assert await _settle(before) == set()
+
+
+async def test_half_close_is_kept_through_a_tunnel(
+    upstream: Upstream, first_party: Upstream
+) -> None:
+    target = upstream.url.removeprefix("http://").encode()
+    async with _relay_for(first_party, no_proxy="127.0.0.1") as relay:
+
+        def exchange() -> bytes:
+            sock, reply = _connect(relay, target, b"")
+            with sock:
+                sock.sendall(b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
+                sock.shutdown(socket.SHUT_WR)  # our side done; the answer comes
+                return _read_all(sock)
+
+        assert b'{"ok": true}' in await asyncio.to_thread(exchange)
+
+
+@pytest.mark.parametrize(
+    "target", [b"127.0.0.1:65536", b"127.0.0.1:0", b"[::1]:1", b"[::1]:99999"]
+)
+async def test_a_connect_that_cannot_be_tunnelled_is_answered_and_closed(
+    upstream: Upstream, first_party: Upstream, target: bytes
+) -> None:
+    # Through the caller's own proxy (the stand-in), as an IPv6 literal.
+    relay = ToolFieldsRelay(
+        FIELDS, DEFAULT_UPSTREAM, proxy=upstream.url, first_party=True
+    )
+    async with relay:
+
+        def attempt() -> tuple[bytes, bytes]:
+            sock, reply = _connect(relay, target, b"")
+            with sock:
+                sock.settimeout(5)
+                return reply, _read_all(sock)
+
+        reply, rest = await asyncio.to_thread(attempt)
+    assert reply.split(b" ")[1][:1] in (b"4", b"5"), reply
+    assert b"\r\n\r\n" in reply  # and then closed (_read_all returned)
+
+
+async def test_soak_leaves_descriptors_tasks_and_connections_where_they_were(
+    upstream: Upstream, first_party: Upstream
+) -> None:
+    # Tunnels, failed TLS handshakes with the relay, refused CONNECTs and
+    # pipelined requests, a few hundred each: the relay's descriptors, tasks
+    # and per-connection state come back to where they started.
+    target = upstream.url.removeprefix("http://").encode()
+    upstream.record = False
+    async with _relay_for(first_party, no_proxy="127.0.0.1") as relay:
+        loop = relay._loop  # noqa: SLF001 - the relay's own loop
+        assert loop is not None
+
+        def tasks() -> int:
+            return len(asyncio.all_tasks(loop))
+
+        before, tasks_before = _fds(), await asyncio.to_thread(tasks)
+
+        def tunnel() -> None:
+            sock, _ = _connect(relay, target, b"")
+            with sock:
+                sock.sendall(b"GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                _read_all(sock)
+
+        def failed_handshake() -> None:
+            sock, _ = _connect(relay, b"api.anthropic.com:443", b"")
+            with sock:
+                sock.sendall(b"\x16\x03\x01\x00\x05hello" + b"\x00" * 64)
+                sock.settimeout(5)
+                _read_all(sock)
+
+        def refused() -> None:
+            sock, _ = _connect(relay, b"127.0.0.1:65536", b"")
+            sock.close()
+
+        def pipelined() -> None:
+            sock, _ = _connect(relay, target, b"")
+            with sock:
+                sock.sendall(b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n" * 50)
+                sock.sendall(b"GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                _read_all(sock)
+
+        def run(job: Any, count: int) -> None:
+            for _ in range(count):
+                job()
+
+        started = time.monotonic()
+        await asyncio.gather(
+            asyncio.to_thread(run, tunnel, 300),
+            asyncio.to_thread(run, failed_handshake, 200),
+            asyncio.to_thread(run, refused, 200),
+            asyncio.to_thread(run, pipelined, 50),
+        )
+        assert time.monotonic() - started < 50
+        assert await _settle(before, 5) == set()
+        assert await asyncio.to_thread(tasks) == tasks_before
+
+
+def test_idle_upstream_connections_outlive_a_long_tool_run() -> None:
+    # No new TCP + TLS handshake on the turn after a 10 s tool run.
+    pool = outbound_pool(None, True)
+    assert pool._keepalive_expiry >= 600  # noqa: SLF001
+
+
+# -- the CA and its file -----------------------------------------------------------
+
+
+async def test_the_ca_excludes_every_ip_address(first_party: Upstream) -> None:
+    import ipaddress
+
+    from cryptography import x509
+
+    async with _relay_for(first_party) as relay:
+        assert relay.ca_bundle is not None
+        ca = x509.load_pem_x509_certificate(Path(relay.ca_bundle).read_bytes())
+    constraints = ca.extensions.get_extension_for_class(x509.NameConstraints).value
+    assert constraints.permitted_subtrees == [x509.DNSName("api.anthropic.com")]
+    assert set(constraints.excluded_subtrees or []) == {
+        x509.IPAddress(ipaddress.ip_network("0.0.0.0/0")),
+        x509.IPAddress(ipaddress.ip_network("::/0")),
+    }
+
+
+_CHILD = """
+import asyncio, sys, ssl
+from claude_agent_sdk._internal.relay.lifecycle import ToolFieldsRelay
+async def main():
+    relay = ToolFieldsRelay({}, "https://api.anthropic.com", first_party=True)
+    await relay.start()
+    print(relay.ca_bundle, flush=True)
+    await asyncio.sleep(60)
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+async def test_no_ca_file_is_left_after_the_sdk_process_is_killed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD], stdout=subprocess.PIPE, env=env, text=True
+    )
+    assert child.stdout is not None
+    bundle = Path(child.stdout.readline().strip())
+    assert bundle.parent == tmp_path and bundle.exists()
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert bundle.exists()  # nothing ran at the kill
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    # A bundle of a process that is alive (this one's parent) is kept.
+    alive = tmp_path / f"claude-agent-sdk-relay-{os.getppid()}-x.pem"
+    alive.write_bytes(b"")
+    async with ToolFieldsRelay({}, DEFAULT_UPSTREAM, first_party=True) as relay:
+        assert relay.ca_bundle is not None
+        assert f"-{os.getpid()}-" in Path(relay.ca_bundle).name
+        assert not bundle.exists()  # the dead one's, removed at this start
+        assert alive.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [alive.name]
+
+
+# -- the billing line ---------------------------------------------------------------
+
+
+BILLING = (
+    "x-anthropic-billing-header: cc_version=2.1.332.a1b; cc_entrypoint=sdk-py; "
+    "cch=0a9f3;"
+)
+
+
+async def test_the_relay_never_alters_the_billing_line(
+    upstream: Upstream, client: Any
+) -> None:
+    # Claude Code's key order: system before tools.
+    tools = messages_body(STRICT)["tools"]
+    body = {
+        "model": "claude-x",
+        "messages": [{"role": "user", "content": "hi"}],
+        "system": [
+            {"type": "text", "text": BILLING},
+            {"type": "text", "text": "You are Claude Code."},
+        ],
+        "tools": tools,
+        "stream": True,
+    }
+    raw = json.dumps(body).encode()
+    line = json.dumps(body["system"][0]).encode()
+    async with ToolFieldsRelay(FIELDS, upstream.url) as relay:
+        response = await client.post(relay.url + "/v1/messages", content=raw)
+    assert response.status_code == 200
+    seen = upstream.seen[-1]
+    assert seen.body != raw  # the tools were changed ...
+    assert json.loads(seen.body)["tools"][0]["strict"] is True
+    # ... the billing line, cch included, went out byte for byte, once.
+    assert seen.body.count(line) == 1
+    assert seen.body.count(b"cch=") == 1
+    assert seen.body.index(line) == raw.index(line)  # nothing before it moved
+
+
+# -- no local lock-out --------------------------------------------------------------
+
+
+_FLOOD = """
+import socket, sys, time
+port, seconds = int(sys.argv[1]), float(sys.argv[2])
+held, opened, deadline = [], 0, time.monotonic() + seconds
+while time.monotonic() < deadline:
+    for _ in range(100):  # in bursts, as fast as connect() returns
+        sock = socket.socket()
+        sock.setblocking(False)
+        sock.connect_ex(("127.0.0.1", port))
+        held.append(sock)
+        opened += 1
+    while len(held) > 400:  # within a process's descriptors
+        held.pop(0).close()
+    time.sleep(0.05)
+print(opened, flush=True)
+"""
+
+
+def _flood(port: int, seconds: float) -> subprocess.Popen[str]:
+    """A local process without the secret: opens connections, says nothing."""
+    return subprocess.Popen(
+        [sys.executable, "-c", _FLOOD, str(port), str(seconds)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize("mode", ["base-url", "proxy"])
+async def test_a_flood_of_silent_connections_does_not_lock_the_cli_out(
+    upstream: Upstream, first_party: Upstream, mode: str
+) -> None:
+    if mode == "proxy":
+        relay = _relay_for(first_party, no_proxy="127.0.0.1")
+    else:
+        relay = ToolFieldsRelay(FIELDS, upstream.url)
+    async with relay:
+        port = relay.port
+        assert port is not None
+        target = upstream.url.removeprefix("http://").encode()
+        secret = relay.url.rsplit("/", 1)[1].encode() if mode == "base-url" else b""
+        auth = _proxy_parts(relay)[1] if mode == "proxy" else b""
+
+        def turn() -> float:
+            # Claude Code under load: its first bytes follow the connect by
+            # a few tens of milliseconds, while the flood goes on.
+            sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+            started = time.monotonic()
+            time.sleep(0.05)
+            if mode == "proxy":
+                head = b"CONNECT " + target + b" HTTP/1.1\r\nHost: " + target
+                sock.sendall(
+                    head + b"\r\nProxy-Authorization: Basic " + auth + b"\r\n\r\n"
+                )
+                reply = b""
+                while b"\r\n\r\n" not in reply:
+                    chunk = sock.recv(65536)
+                    assert chunk, "the relay closed Claude Code's connection"
+                    reply += chunk
+                assert reply.startswith(b"HTTP/1.1 200 "), reply
+                request = b"GET /v1/models HTTP/1.1\r\nHost: x\r\n"
+            else:
+                request = b"GET /" + secret + b"/v1/models HTTP/1.1\r\nHost: x\r\n"
+            with sock:
+                sock.sendall(request + b"Connection: close\r\n\r\n")
+                reply = _read_all(sock)
+            assert reply.startswith(b"HTTP/1.1 200 "), reply
+            return time.monotonic() - started
+
+        floods = [_flood(port, 3.0)]
+        try:
+            await asyncio.sleep(0.5)  # the floods are running
+            times = []
+            for _ in range(20):
+                times.append(await asyncio.to_thread(turn))
+        finally:
+            opened = [int((f.communicate()[0] or "0").strip() or 0) for f in floods]
+    assert sum(opened) > 500, opened  # it was a flood
+    assert max(times) < 1.0, times
+
+
+# -- cost proportional to the tools ---------------------------------------------------
+
+
+def test_the_rewrite_does_not_read_the_conversation_once_per_tool() -> None:
+    # Claude Code's key order (messages, system, tools, ...), ~2 MB of
+    # conversation that names the tools too, 200 declared tools: the old
+    # rewrite searched the whole body once per tool (~1 s); now the work is
+    # the tools' (a few ms; the bound leaves room for a loaded machine).
+    from claude_agent_sdk._internal.relay.rewrite import rewrite_body
+
+    names = [f"mcp__docs__t{i}" for i in range(200)]
+    text = "see mcp__docs__t0 and mcp__docs__t199 " * 40
+    body = {
+        "model": "claude-x",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": text}]}
+            for _ in range(1300)
+        ],
+        "system": [{"type": "text", "text": "You are Claude Code."}],
+        "tools": messages_body(*names)["tools"],
+        "metadata": {"user_id": "u"},
+        "stream": True,
+    }
+    raw = json.dumps(body, separators=(",", ":")).encode()
+    assert len(raw) > 2_000_000
+    fields = {name: {"input_examples": [{"q": "a"}]} for name in names}
+    rewrite_body(raw, fields)  # warm
+    times = []
+    for _ in range(5):
+        started = time.perf_counter()
+        rewrite = rewrite_body(raw, fields)
+        times.append(time.perf_counter() - started)
+    assert len(rewrite.modified_tools) == 200
+    assert json.loads(rewrite.body)["messages"] == body["messages"]
+    assert sorted(times)[2] < 0.15, times
