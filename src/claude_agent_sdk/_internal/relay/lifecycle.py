@@ -520,8 +520,11 @@ class ToolFieldsRelay:
         no_proxy: str = "",
         user_extra_ca: str | None = None,
         strict_servers: StrictServers | None = None,
+        platform: Any = None,
     ) -> None:
         self.fields_by_name = dict(fields_by_name)
+        # A ``platforms.Platform``: Bedrock, Vertex AI or Foundry.
+        self.platform = platform
         self.strict_servers = strict_servers
         self.upstream = upstream.rstrip("/")
         _check_proxy(proxy, proxy_setting)
@@ -569,7 +572,9 @@ class ToolFieldsRelay:
 
     def point_cli(self, env: MutableMapping[str, str]) -> None:
         """Send the CLI described by ``env`` through this (running) relay."""
-        if self.first_party:
+        if self.platform is not None:
+            self.platform.point_cli(self, env)
+        elif self.first_party:
             bundle = self.ca_bundle
             assert bundle is not None
             point_cli_through(env, self.proxy_url, bundle)
@@ -630,7 +635,9 @@ class ToolFieldsRelay:
             raise
         self._socket = sock
         if self.first_party:
-            self._ca = SessionCA()
+            self._ca = SessionCA(
+                FIRST_PARTY_HOST if self.platform is None else self.platform.proxy_host
+            )
             self._ca.write_bundle(self._user_extra_ca)
         self._loop = loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
@@ -664,13 +671,14 @@ class ToolFieldsRelay:
         pool = outbound_pool(self._proxy, self._verify)
         live: dict[Any, None] = {}
         factory: Callable[[], asyncio.Protocol]
+        make = Forwarder if self.platform is None else self.platform.forwarder
         if self._ca is not None:
             from .proxy import ProxyConnection, ProxyMode
 
             no_proxy = self._no_proxy
             mode = ProxyMode(
                 self._secret,
-                Forwarder(
+                make(
                     None,
                     self.upstream,
                     self.fields_by_name,
@@ -683,9 +691,11 @@ class ToolFieldsRelay:
                     urllib.parse.urlsplit(f"https://{host}:{port}"), no_proxy
                 ),
             )
+            if self.platform is not None:
+                mode.terminated_host = self.platform.proxy_host
             factory = lambda: ProxyConnection(mode, live)  # noqa: E731
         else:
-            forwarder = Forwarder(
+            forwarder = make(
                 self._secret,
                 self.upstream,
                 self.fields_by_name,
@@ -754,13 +764,22 @@ def prepare_for_cli(
     ``cli_env`` is the caller's environment with ``options.env`` applied.
     """
     check_strict_mcp_servers(strict_mcp_servers, mcp_servers, True)
-    refuse_unservable_provider(cli_env)
-    upstream = resolve_upstream(cli_env)
+    from .platforms import detect_platform
+
+    platform = detect_platform(cli_env)
+    if platform is None:
+        refuse_unservable_provider(cli_env)
+    upstream = resolve_upstream(cli_env) if platform is None else platform.upstream
     setting = _proxy_setting(upstream, cli_env)
     proxy = None if setting is None else setting[1]
     # Proxy mode when the caller has no base URL of their own (a gateway
     # keeps the base-URL relay), and tunnels can use their proxy: plain http.
-    first_party = not (cli_env.get("ANTHROPIC_BASE_URL") or "").strip() and (
+    own_base_url = (
+        bool((cli_env.get("ANTHROPIC_BASE_URL") or "").strip())
+        if platform is None
+        else platform.proxy_host is None
+    )
+    first_party = not own_base_url and (
         proxy is None or urllib.parse.urlsplit(proxy).scheme.lower() == "http"
     )
     return ToolFieldsRelay(
@@ -773,6 +792,7 @@ def prepare_for_cli(
         no_proxy=_env_value(cli_env, "no_proxy"),
         user_extra_ca=cli_env.get("NODE_EXTRA_CA_CERTS") or None,
         strict_servers=strict_servers_for(strict_mcp_servers, mcp_servers),
+        platform=platform,
     )
 
 
