@@ -138,13 +138,16 @@ def verify_sigv4(
     if ";".join(sorted(signer.headers_to_sign(request))) != match.group(5):
         return False
     string_to_sign = signer.string_to_sign(request, signer.canonical_request(request))
-    return signer.signature(string_to_sign, request) == match.group(6)
+    return bool(signer.signature(string_to_sign, request) == match.group(6))
 
 
 def event_stream_frame(payload: bytes, headers: dict[str, str]) -> bytes:
     """One AWS event-stream message (string headers only)."""
     head = b"".join(
-        bytes([len(name)]) + name.encode() + b"\x07" + struct.pack(">H", len(value))
+        bytes([len(name)])
+        + name.encode()
+        + b"\x07"
+        + struct.pack(">H", len(value))
         + value.encode()
         for name, value in headers.items()
     )
@@ -246,9 +249,7 @@ def _handler(api: PlatformAPI) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length)
-            seen = PlatformSeen(
-                "POST", self.path, dict(self.headers.items()), body
-            )
+            seen = PlatformSeen("POST", self.path, dict(self.headers.items()), body)
             api.seen.append(seen)
             failure = api.check(seen, self.headers.get("host", ""))
             if failure is not None:

@@ -50,7 +50,9 @@ pytestmark = pytest.mark.requires_patch("relay-platforms")
 STRUCTURED = "structured-outputs-2025-12-15"
 ADVANCED = "advanced-tool-use-2025-11-20"
 MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0"
-BEDROCK_PATH = f"/model/{urllib.parse.quote(MODEL, safe='')}/invoke-with-response-stream"
+BEDROCK_PATH = (
+    f"/model/{urllib.parse.quote(MODEL, safe='')}/invoke-with-response-stream"
+)
 VERTEX_PATH = (
     "/v1/projects/p/locations/us-east5/publishers/anthropic/models/"
     "claude-sonnet-4-5@20250929:streamRawPredict"
@@ -77,12 +79,18 @@ def no_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
-    for name in ("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"):
+    for name in (
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 
-def _post(url: str, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+def _post(
+    url: str, path: str, body: bytes, headers: dict[str, str]
+) -> tuple[int, bytes]:
     parts = urllib.parse.urlsplit(url)
+    assert parts.hostname is not None
     connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
     try:
         connection.request("POST", parts.path + path, body=body, headers=headers)
@@ -102,8 +110,14 @@ async def _relay(mcp_fields: dict[str, Any], env: dict[str, str]) -> Any:
 # -- configuration ----------------------------------------------------------
 
 
+def _detect(env: dict[str, str]) -> Any:
+    platform = detect_platform(env)
+    assert platform is not None
+    return platform
+
+
 def test_each_platform_and_route_is_detected() -> None:
-    bedrock = detect_platform(
+    bedrock = _detect(
         {"CLAUDE_CODE_USE_BEDROCK": "1", "AWS_REGION": "eu-west-1", **AWS_CREDENTIALS}
     )
     assert (bedrock.name, bedrock.proxy_host) == (
@@ -111,17 +125,15 @@ def test_each_platform_and_route_is_detected() -> None:
         "bedrock-runtime.eu-west-1.amazonaws.com",
     )
     assert bedrock.signer is not None
-    bearer = detect_platform(
-        {"CLAUDE_CODE_USE_BEDROCK": "1", "AWS_BEARER_TOKEN_BEDROCK": "t"}
-    )
+    bearer = _detect({"CLAUDE_CODE_USE_BEDROCK": "1", "AWS_BEARER_TOKEN_BEDROCK": "t"})
     assert bearer.signer is None
-    vertex = detect_platform({"CLAUDE_CODE_USE_VERTEX": "1", "CLOUD_ML_REGION": "global"})
+    vertex = _detect({"CLAUDE_CODE_USE_VERTEX": "1", "CLOUD_ML_REGION": "global"})
     assert vertex.proxy_host == "aiplatform.googleapis.com"
-    foundry = detect_platform(
+    foundry = _detect(
         {"CLAUDE_CODE_USE_FOUNDRY": "1", "ANTHROPIC_FOUNDRY_RESOURCE": "res"}
     )
     assert foundry.upstream == "https://res.services.ai.azure.com"
-    gateway = detect_platform(
+    gateway = _detect(
         {
             "CLAUDE_CODE_USE_VERTEX": "1",
             "ANTHROPIC_VERTEX_BASE_URL": "https://gw.example/vertex/",
@@ -189,6 +201,7 @@ async def test_proxy_mode_terminates_only_the_platform_api_host() -> None:
         def handshake() -> str:
             import base64
 
+            assert relay.port is not None
             sock = socket.create_connection(("127.0.0.1", relay.port), timeout=10)
             auth = base64.b64encode(credentials.encode()).decode()
             sock.sendall(
@@ -197,7 +210,9 @@ async def test_proxy_mode_terminates_only_the_platform_api_host() -> None:
             )
             assert sock.recv(4096).startswith(b"HTTP/1.1 200")
             with context.wrap_socket(sock, server_hostname=host) as tls:
-                return str(tls.getpeercert()["subject"])
+                certificate = tls.getpeercert()
+                assert certificate is not None
+                return str(certificate["subject"])
 
         assert host in await asyncio.to_thread(handshake)
     finally:
@@ -229,7 +244,9 @@ def test_bedrock_body_betas_join_the_anthropic_beta_array() -> None:
         with_body_betas(b'{"anthropic_beta": ["i"], "a": 1}', ["x", "i"])
         == b'{"anthropic_beta": ["i","x"], "a": 1}'
     )
-    assert with_body_betas(b'{"anthropic_beta":[]}', ["x"]) == b'{"anthropic_beta":["x"]}'
+    assert (
+        with_body_betas(b'{"anthropic_beta":[]}', ["x"]) == b'{"anthropic_beta":["x"]}'
+    )
     assert with_body_betas(b'{"a":1}', []) == b'{"a":1}'
 
 
@@ -252,7 +269,10 @@ async def test_bedrock_sigv4_request_is_rewritten_and_signed_again() -> None:
             headers = sigv4_sign(
                 "POST",
                 f"http://{relay_host}{urllib.parse.urlsplit(relay.url).path}{BEDROCK_PATH}",
-                {"content-type": "application/json", "anthropic-beta": "context-1m-2025-08-07"},
+                {
+                    "content-type": "application/json",
+                    "anthropic-beta": "context-1m-2025-08-07",
+                },
                 body,
             )
             status, answer = await asyncio.to_thread(
@@ -268,13 +288,18 @@ async def test_bedrock_sigv4_request_is_rewritten_and_signed_again() -> None:
     assert seen.tool(STRICT)["input_examples"] == EXAMPLES
     sent = seen.json()
     # Bedrock's betas go in the body; strict is GA there and takes none.
-    assert sent["anthropic_beta"] == ["interleaved-thinking-2025-05-14", TOOL_EXAMPLES_BETA]
+    assert sent["anthropic_beta"] == [
+        "interleaved-thinking-2025-05-14",
+        TOOL_EXAMPLES_BETA,
+    ]
     assert seen.headers["anthropic-beta"] == "context-1m-2025-08-07"
     assert STRUCTURED not in seen.body.decode() + seen.headers["anthropic-beta"]
     assert AWS_CREDENTIALS["AWS_SECRET_ACCESS_KEY"] not in seen.headers["authorization"]
 
 
-async def test_bedrock_bearer_request_is_not_signed(caplog: pytest.LogCaptureFixture) -> None:
+async def test_bedrock_bearer_request_is_not_signed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     with PlatformAPI("bedrock") as api:
         env = {
             "CLAUDE_CODE_USE_BEDROCK": "1",
@@ -304,7 +329,10 @@ async def test_bedrock_without_credentials_forwards_unchanged_with_a_warning(
     no_aws: None, caplog: pytest.LogCaptureFixture
 ) -> None:
     with PlatformAPI("bedrock") as api:
-        env = {"CLAUDE_CODE_USE_BEDROCK": "1", "ANTHROPIC_BEDROCK_BASE_URL": api.base_url}
+        env = {
+            "CLAUDE_CODE_USE_BEDROCK": "1",
+            "ANTHROPIC_BEDROCK_BASE_URL": api.base_url,
+        }
         relay = await _relay(FIELDS, env)
         try:
             body = json.dumps(_bedrock_body()).encode()
@@ -358,7 +386,9 @@ async def test_foundry_gets_the_first_party_betas_and_stops_after_a_refusal(
         body = json.dumps(messages_body(STRICT)).encode()
         headers = {"x-api-key": API_KEY}
         try:
-            await asyncio.to_thread(_post, relay.url, "/v1/messages?beta=true", body, headers)
+            await asyncio.to_thread(
+                _post, relay.url, "/v1/messages?beta=true", body, headers
+            )
             api.refusal = "Structured outputs are not supported in this workspace"
             with caplog.at_level(logging.WARNING):
                 refused = await asyncio.to_thread(

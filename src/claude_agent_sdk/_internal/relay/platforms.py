@@ -66,7 +66,12 @@ from .rewrite import (
     unchanged_message,
     with_betas,
 )
-from .server import _NOT_FORWARDED_REQUEST, CliConnection, Forwarder, _has_content_encoding
+from .server import (
+    _NOT_FORWARDED_REQUEST,
+    CliConnection,
+    Forwarder,
+    _has_content_encoding,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +91,9 @@ BASE_URL_SETTINGS = {
 
 _ROUTES = {
     "bedrock": re.compile(r"/model/[^/]+/invoke(-with-response-stream)?$"),
-    "vertex": re.compile(r"/publishers/anthropic/models/[^/:]+:(stream)?[rR]awPredict$"),
+    "vertex": re.compile(
+        r"/publishers/anthropic/models/[^/:]+:(stream)?[rR]awPredict$"
+    ),
     "foundry": re.compile(r"/v1/messages(/count_tokens)?$"),
 }
 
@@ -359,33 +366,36 @@ class PlatformForwarder(Forwarder):
                     pass  # Bedrock also reads the anthropic-beta header
             headers = with_betas(headers, betas)
         signer = self.platform.signer
-        if signer is not None and signer.signed(headers):
-            # The signature covers the body, the betas and the host: signed
-            # again when the relay changed the body or forwards elsewhere.
-            if rewrite.modified_tools or self.platform.proxy_host is None:
-                target = self._url(rest).target
-                signed = await signer.sign(
-                    request.method.decode("ascii"),
-                    self._scheme.decode() + "://" + self._host.decode() + target.decode("latin-1"),
-                    headers,
-                    rewrite.body,
+        # The signature covers the body, the betas and the host: signed
+        # again when the relay changed the body or forwards elsewhere.
+        if (
+            signer is not None
+            and signer.signed(headers)
+            and (rewrite.modified_tools or self.platform.proxy_host is None)
+        ):
+            url = b"%s://%s%s" % (self._scheme, self._host, self._url(rest).target)
+            signed = await signer.sign(
+                request.method.decode("ascii"),
+                url.decode("latin-1"),
+                headers,
+                rewrite.body,
+            )
+            if signed is not None:
+                headers = signed
+            elif rewrite.modified_tools:
+                # Cannot sign again: the request goes as Claude Code sent it.
+                logger.warning(
+                    "tool_fields_relay cannot sign the Bedrock request again "
+                    "(no AWS credentials found); sending it without "
+                    "strict/input_examples for tools: %s",
+                    ", ".join(rewrite.modified_tools),
                 )
-                if signed is not None:
-                    headers = signed
-                elif rewrite.modified_tools:
-                    # Cannot sign again: the request goes as Claude Code sent it.
-                    logger.warning(
-                        "tool_fields_relay cannot sign the Bedrock request again "
-                        "(no AWS credentials found); sending it without "
-                        "strict/input_examples for tools: %s",
-                        ", ".join(rewrite.modified_tools),
-                    )
-                    headers = [
-                        (n, v)
-                        for n, v in request.headers
-                        if n not in _NOT_FORWARDED_REQUEST
-                    ]
-                    rewrite = Rewrite(body)
+                headers = [
+                    (n, v)
+                    for n, v in request.headers
+                    if n not in _NOT_FORWARDED_REQUEST
+                ]
+                rewrite = Rewrite(body)
         token = _current.set(rewrite)
         try:
             await self._forward(request.method, rest, headers, rewrite, cli)
@@ -426,7 +436,10 @@ class PlatformForwarder(Forwarder):
             self._strict_servers = None
 
 
-_FIELD_OF_BETA = {STRUCTURED_OUTPUTS_BETA: "strict", ADVANCED_TOOL_USE_BETA: "input_examples"}
+_FIELD_OF_BETA = {
+    STRUCTURED_OUTPUTS_BETA: "strict",
+    ADVANCED_TOOL_USE_BETA: "input_examples",
+}
 
 
 # --------------------------------------------------------------------------
