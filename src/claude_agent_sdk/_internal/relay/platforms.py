@@ -2,7 +2,7 @@
 Foundry (``CLAUDE_CODE_USE_BEDROCK`` / ``_VERTEX`` / ``_FOUNDRY``).
 
 Claude Code talks to each platform's own endpoint, in the platform's own
-request shape (what Claude Code 2.1.332 sends, and what each platform
+request shape (what Claude Code sends, and what each platform
 documents, is in docs/relay.md). The relay keeps the promise it makes on
 the Claude API: only ``strict`` / ``input_examples`` and the platform's way
 of enabling them are added, everything else reaches the platform as sent.
