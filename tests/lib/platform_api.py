@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.lib.fake_api import ScriptedResponse
+from tests.lib.fake_api import text as text_response
 from tests.lib.loopback import Loopback, Served
 
 AWS_CREDENTIALS = {
@@ -203,6 +205,12 @@ class PlatformAPI(Served):
     failures: list[str] = field(default_factory=list)
     refusal: str | None = None
     events: list[dict[str, Any]] = field(default_factory=messages_events)
+    script: list[ScriptedResponse] = field(default_factory=list)
+    """Replies to the agent-loop requests (those with ``tools``), in order,
+    as ``fake_api`` scripts them; other requests get ``events``."""
+    require_auth: bool = True
+    """False for a gateway route whose CLI sends no credentials
+    (``CLAUDE_CODE_SKIP_*_AUTH``)."""
 
     def _loopback(self) -> Loopback:
         return Loopback(_handler(self), f"platform-api-{self.platform}")
@@ -228,7 +236,7 @@ class PlatformAPI(Served):
         elif auth:
             if auth != f"Bearer {BEARER}":
                 return "bad bearer token"
-        elif headers.get("x-api-key") != API_KEY:
+        elif self.require_auth and headers.get("x-api-key") != API_KEY:
             return "no credentials"
         body = seen.json()
         version = _VERSIONS.get(self.platform)
@@ -266,6 +274,31 @@ def _handler(api: PlatformAPI) -> type[BaseHTTPRequestHandler]:
                     else {"type": "error", "error": error},
                 )
                 return
+            body_json = seen.json()
+            scripted = None
+            if body_json.get("tools") and api.script:
+                scripted = api.script.pop(0)
+            path = self.path.split("?")[0]
+            if api.platform == "foundry" and path.endswith("/count_tokens"):
+                self._json(200, {"input_tokens": max(1, len(body) // 4)})
+                return
+            streaming = (
+                path.endswith("-with-response-stream")
+                if api.platform == "bedrock"
+                else bool(body_json.get("stream"))
+            )
+            if scripted is not None and scripted.status != 200:
+                self._json(scripted.status, {"message": scripted.error_message})
+                return
+            if not streaming:
+                reply = scripted or text_response("ok")
+                self._json(200, reply.message("claude-stand-in"))
+                return
+            events = (
+                [data for _, data in scripted.sse_events("claude-stand-in")]
+                if scripted is not None
+                else api.events
+            )
             if api.platform == "bedrock":
                 data = b"".join(
                     event_stream_frame(
@@ -278,13 +311,13 @@ def _handler(api: PlatformAPI) -> type[BaseHTTPRequestHandler]:
                             ":message-type": "event",
                         },
                     )
-                    for e in api.events
+                    for e in events
                 )
                 content_type = "application/vnd.amazon.eventstream"
             else:
                 data = b"".join(
                     f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode()
-                    for e in api.events
+                    for e in events
                 )
                 content_type = "text/event-stream"
             self.send_response(200)
@@ -292,6 +325,12 @@ def _handler(api: PlatformAPI) -> type[BaseHTTPRequestHandler]:
             self.send_header("content-length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
+
+        def do_GET(self) -> None:  # noqa: N802
+            api.seen.append(
+                PlatformSeen("GET", self.path, dict(self.headers.items()), b"")
+            )
+            self._json(200, {})
 
         def _json(self, status: int, value: Any) -> None:
             data = json.dumps(value).encode()
