@@ -12,6 +12,7 @@ the examples reach the stand-in, and the tool call runs.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from pathlib import Path
 from typing import Any
@@ -28,50 +29,77 @@ from tests.lib.cases import (
 )
 from tests.lib.cli_harness import isolated_env, run_turn
 from tests.lib.fake_api import loading, text, tool_use
-from tests.lib.platform_api import API_KEY, AWS_CREDENTIALS, PlatformAPI
+from tests.lib.platform_api import API_KEY, AWS_CREDENTIALS, PlatformAPI, PlatformProxy
 
 pytestmark = [pytest.mark.e2e, pytest.mark.requires_patch("relay-platforms")]
 
 TOOL_EXAMPLES = "tool-examples-2025-10-29"
+HOSTS = {
+    "bedrock": "bedrock-runtime.us-east-1.amazonaws.com",
+    "vertex": "us-east5-aiplatform.googleapis.com",
+    "foundry": "stand-in.services.ai.azure.com",
+}
 
 
-def _env(api: PlatformAPI, home: Path, tool_search: str) -> dict[str, str]:
+def _env(
+    api: PlatformAPI, home: Path, tool_search: str, proxy: PlatformProxy | None
+) -> dict[str, str]:
+    """The CLI's settings for ``api``'s platform: through its gateway route
+    (the base-URL variable) or, with ``proxy``, its public endpoint."""
+    gateway = proxy is None
     extra: dict[str, str]
     if api.platform == "bedrock":
         extra = {
             "CLAUDE_CODE_USE_BEDROCK": "1",
-            "ANTHROPIC_BEDROCK_BASE_URL": api.base_url,
             "AWS_REGION": "us-east-1",
             **AWS_CREDENTIALS,
         }
+        if gateway:
+            extra["ANTHROPIC_BEDROCK_BASE_URL"] = api.base_url
     elif api.platform == "vertex":
         extra = {
             "CLAUDE_CODE_USE_VERTEX": "1",
-            "ANTHROPIC_VERTEX_BASE_URL": api.base_url + "/v1",
             "CLAUDE_CODE_SKIP_VERTEX_AUTH": "1",
             "ANTHROPIC_VERTEX_PROJECT_ID": "stand-in-project",
             "CLOUD_ML_REGION": "us-east5",
         }
+        if gateway:
+            extra["ANTHROPIC_VERTEX_BASE_URL"] = api.base_url + "/v1"
     else:
-        extra = {
-            "CLAUDE_CODE_USE_FOUNDRY": "1",
-            "ANTHROPIC_FOUNDRY_BASE_URL": api.base_url + "/anthropic",
-            "ANTHROPIC_FOUNDRY_API_KEY": API_KEY,
-        }
-    return isolated_env(api.base_url, home, ENABLE_TOOL_SEARCH=tool_search, **extra)
+        extra = {"CLAUDE_CODE_USE_FOUNDRY": "1", "ANTHROPIC_FOUNDRY_API_KEY": API_KEY}
+        if gateway:
+            extra["ANTHROPIC_FOUNDRY_BASE_URL"] = api.base_url + "/anthropic"
+        else:
+            extra["ANTHROPIC_FOUNDRY_RESOURCE"] = "stand-in"
+    env = isolated_env(api.base_url, home, ENABLE_TOOL_SEARCH=tool_search, **extra)
+    if proxy is not None:
+        env.update(proxy.env())
+    return env
 
 
+@pytest.mark.parametrize("route", ["gateway", "public"])
 @pytest.mark.parametrize("platform", ["bedrock", "vertex", "foundry"])
 async def test_strict_and_examples_reach_the_platform_and_the_tool_runs(
     claude_cli: str,
     e2e_home: Path,
     e2e_cwd: Path,
+    tmp_path: Path,
     tool_search: str,
     platform: str,
+    route: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     server = LegalServer(STRICT_FIELDS, lookup=True)
-    with PlatformAPI(platform, require_auth=platform != "vertex") as api:
+    api = PlatformAPI(platform, require_auth=platform != "vertex")
+    proxy = (
+        PlatformProxy(api, HOSTS[platform], tmp_path / "ca")
+        if route == "public"
+        else None
+    )
+    with contextlib.ExitStack() as served:
+        served.enter_context(api)
+        if proxy is not None:
+            served.enter_context(proxy)
         api.script.extend(
             [
                 *loading(tool_search, SEARCH, LOOKUP),
@@ -84,12 +112,16 @@ async def test_strict_and_examples_reach_the_platform_and_the_tool_runs(
                 cli=claude_cli,
                 prompt="Find Swedish cases about insurance payouts.",
                 mcp_servers={SERVER: server.config},
-                env=_env(api, e2e_home, tool_search),
+                env=_env(api, e2e_home, tool_search, proxy),
                 cwd=e2e_cwd,
                 allowed_tools=[SEARCH, LOOKUP],
                 tool_fields_relay=True,
             )
     assert api.failures == [], api.failures
+    if proxy is not None:
+        # The relay reached the public API host itself (through the caller's
+        # proxy); the CLI's other hosts were tunnelled, never terminated.
+        assert f"{HOSTS[platform]}:443" in proxy.connects
     carrying: list[Any] = [
         s
         for s in api.messages

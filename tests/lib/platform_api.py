@@ -16,6 +16,12 @@ platform's own framing:
 - **Foundry**: ``.../v1/messages``, ``x-api-key`` or the Bearer; answers
   server-sent events.
 
+``PlatformProxy`` plays the platform's public endpoint: an HTTP proxy (the
+caller's ``HTTPS_PROXY``) that terminates ``CONNECT <api host>:443`` with a
+test CA's certificate (trusted through ``NODE_EXTRA_CA_CERTS``) and serves
+the stand-in on the decrypted connection; every other host is refused, as
+the tests run offline.
+
 A check that fails is a 403 in the platform's shape, and is recorded in
 ``failures``; every request is recorded in ``seen``. ``refusal`` makes the
 next Messages request a 400 with that message (what a platform answers when
@@ -28,10 +34,12 @@ import base64
 import hashlib
 import json
 import re
+import ssl
 import struct
 import zlib
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from typing import Any
 
 from tests.lib.fake_api import ScriptedResponse
@@ -339,5 +347,63 @@ def _handler(api: PlatformAPI) -> type[BaseHTTPRequestHandler]:
             self.send_header("content-length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
+
+    return Handler
+
+
+@dataclass
+class PlatformProxy(Served):
+    """``api`` as the public endpoint ``host`` behind an intercepting proxy."""
+
+    api: PlatformAPI
+    host: str
+    directory: Path
+    connects: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        from tests.lib.tls import host_certificate
+
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.certificate = host_certificate(self.directory, self.host)
+
+    def _loopback(self) -> Loopback:
+        return Loopback(_proxy_handler(self), f"platform-proxy-{self.api.platform}")
+
+    def env(self) -> dict[str, str]:
+        """The caller's settings to reach the public endpoint through it."""
+        return {
+            "HTTPS_PROXY": self.base_url,
+            "https_proxy": self.base_url,
+            "NODE_EXTRA_CA_CERTS": str(self.certificate.ca),
+        }
+
+
+def _proxy_handler(proxy: PlatformProxy) -> type[BaseHTTPRequestHandler]:
+    api_handler = _handler(proxy.api)
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            pass
+
+        def do_CONNECT(self) -> None:  # noqa: N802
+            proxy.connects.append(self.path)
+            if self.path != f"{proxy.host}:443":
+                self.send_error(403, "the platform stand-in is offline")
+                self.close_connection = True
+                return
+            self.send_response(200, "Connection established")
+            self.end_headers()
+            self.wfile.flush()
+            self.close_connection = True
+            try:
+                secure = proxy.certificate.server_context().wrap_socket(
+                    self.connection, server_side=True
+                )
+            except (ssl.SSLError, OSError):
+                return
+            try:
+                api_handler(secure, self.client_address, self.server)
+            finally:
+                secure.close()
 
     return Handler
