@@ -414,6 +414,56 @@ async def test_foundry_gets_the_first_party_betas_and_stops_after_a_refusal(
     assert caplog.text.count("does not support strict") == 1
 
 
+async def test_strict_mcp_servers_work_on_bedrock_too() -> None:
+    with PlatformAPI("bedrock") as api:
+        env = {
+            "CLAUDE_CODE_USE_BEDROCK": "1",
+            "ANTHROPIC_BEDROCK_BASE_URL": api.base_url,
+            **AWS_CREDENTIALS,
+        }
+        relay = prepare_for_cli(
+            {"ext": {"type": "stdio", "command": "x"}}, env, strict_mcp_servers=["ext"]
+        )
+        await relay.start()
+        try:
+            body = {
+                "anthropic_version": "bedrock-2023-05-31",
+                "max_tokens": 8,
+                "messages": [{"role": "user", "content": "hi"}],
+                "tools": [
+                    {
+                        "name": "mcp__ext__find",
+                        "description": "d",
+                        "input_schema": {
+                            "type": "object",
+                            "properties": {"q": {"type": "string"}},
+                        },
+                    }
+                ],
+            }
+            raw = json.dumps(body).encode()
+            headers = sigv4_sign(
+                "POST",
+                f"http://127.0.0.1:{relay.port}"
+                f"{urllib.parse.urlsplit(relay.url).path}{BEDROCK_PATH}",
+                {"content-type": "application/json"},
+                raw,
+            )
+            status, _ = await asyncio.to_thread(
+                _post, relay.url, BEDROCK_PATH, raw, headers
+            )
+        finally:
+            await relay.stop()
+    assert api.failures == [] and status == 200
+    (seen,) = api.messages
+    assert seen.signature_valid is True
+    find = seen.tool("mcp__ext__find")
+    assert find["strict"] is True
+    assert find["input_schema"]["additionalProperties"] is False
+    # strict alone takes no beta on Bedrock.
+    assert "anthropic_beta" not in seen.json()
+
+
 @pytest.fixture(autouse=True)
 def _no_process_platform(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in (
