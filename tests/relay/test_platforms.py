@@ -36,12 +36,14 @@ try:
     from claude_agent_sdk._internal.relay.platforms import (
         TOOL_EXAMPLES_BETA,
         detect_platform,
+        refused_fields,
         with_body_betas,
     )
 except ImportError:  # a tree without the patch: these tests must fail
     ToolFieldsRelayError = ValueError  # type: ignore[assignment, misc]
     prepare_for_cli = None  # type: ignore[assignment]
     detect_platform = None  # type: ignore[assignment]
+    refused_fields = None  # type: ignore[assignment]
     with_body_betas = None  # type: ignore[assignment]
     TOOL_EXAMPLES_BETA = "tool-examples-2025-10-29"
 
@@ -248,6 +250,34 @@ def test_bedrock_body_betas_join_the_anthropic_beta_array() -> None:
         with_body_betas(b'{"anthropic_beta":[]}', ["x"]) == b'{"anthropic_beta":["x"]}'
     )
     assert with_body_betas(b'{"a":1}', []) == b'{"a":1}'
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "refused"),
+    [
+        (400, "Structured outputs are not supported in this workspace", ["strict"]),
+        (
+            403,
+            "structured_outputs is disabled by constraints/vertexai."
+            "allowedPartnerModelFeatures",
+            ["strict"],
+        ),
+        (400, "tools.0.custom.strict: Extra inputs are not permitted", ["strict"]),
+        (
+            400,
+            "tools.0.input_examples: Extra inputs are not permitted",
+            ["input_examples"],
+        ),
+        # A schema strict mode rejects is the caller's to fix: strict stays.
+        (400, "For 'strict' tools, the keyword 'pattern' is not supported", []),
+        (500, "structured outputs are not supported", []),
+    ],
+)
+def test_only_a_refusal_of_the_feature_switches_it_off(
+    status: int, message: str, refused: list[str]
+) -> None:
+    body = json.dumps({"message": message}).encode()
+    assert refused_fields(status, body) == refused
 
 
 # -- requests through the relay ----------------------------------------------

@@ -270,10 +270,19 @@ _REFUSAL_WORDS = (
     "not allowed",
     "disabled",
     "not permitted",
-    "extra inputs are not permitted",
     "unknown",
+    "unexpected",
+    "extraneous",
     "invalid beta",
 )
+# A platform refusing the feature itself, not a schema strict mode rejects
+# ("... is not supported for strict tools" must not switch strict off).
+_STRICT_REFUSED = re.compile(
+    r"structured[ _-]?outputs?|allowedpartnermodelfeatures"
+    r"|(extraneous|unknown|unexpected|extra) (key|field|parameter|input)s?\W{0,4}strict\b"
+    r"|\bstrict\W{0,4}(extra inputs are not permitted|is not permitted)"
+)
+_EXAMPLES_REFUSED = re.compile(r"input_examples|tool[ _-]examples")
 
 
 def refused_fields(status: int, body: bytes) -> list[str]:
@@ -284,9 +293,9 @@ def refused_fields(status: int, body: bytes) -> list[str]:
     if not any(word in text for word in _REFUSAL_WORDS):
         return []
     refused = []
-    if "structured output" in text or "strict" in text:
+    if _STRICT_REFUSED.search(text):
         refused.append("strict")
-    if "input_examples" in text or "tool-examples" in text or "tool examples" in text:
+    if _EXAMPLES_REFUSED.search(text):
         refused.append("input_examples")
     return refused
 
