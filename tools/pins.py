@@ -19,6 +19,8 @@ TEST_DEPS = [
     "pytest-asyncio==1.5.0",
     # The relay's lifecycle is tested under trio too (upstream supports it).
     "anyio[trio]==4.16.0",
+    # The relay's Bedrock signing (the [bedrock] extra) and its SigV4 stand-in.
+    "botocore==1.44.5",
     # hypothesis left Python 3.10 behind after 6.168.5.
     "hypothesis==6.170.17; python_version >= '3.11'",
     "hypothesis==6.168.5; python_version < '3.11'",

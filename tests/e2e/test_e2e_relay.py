@@ -392,6 +392,7 @@ async def test_https_proxy_in_the_callers_environment_keeps_the_loopback_leg(
 async def test_bedrock_is_refused_before_anything_starts(
     claude_cli: str, relay_env: Any, e2e_cwd: Path
 ) -> None:
-    env = relay_env("false", CLAUDE_CODE_USE_BEDROCK="1")
+    # Two platforms at once (each alone is served: test_e2e_platforms.py).
+    env = relay_env("false", CLAUDE_CODE_USE_BEDROCK="1", CLAUDE_CODE_USE_VERTEX="1")
     with pytest.raises(ValueError, match="CLAUDE_CODE_USE_BEDROCK"):
         await relay_turn(claude_cli, e2e_cwd, env, legal_server())

@@ -267,7 +267,10 @@ REFUSALS = [
     ({"HTTPS_PROXY": "ftp://proxy.example:21"}, "HTTPS_PROXY"),
     ({"https_proxy": "socks4://proxy.example:1080"}, "https_proxy"),
     ({"ALL_PROXY": "gopher://proxy.example"}, "ALL_PROXY"),
-    ({"CLAUDE_CODE_USE_VERTEX": "1"}, "CLAUDE_CODE_USE_VERTEX"),
+    (
+        {"CLAUDE_CODE_USE_VERTEX": "1", "CLAUDE_CODE_USE_FOUNDRY": "1"},
+        "CLAUDE_CODE_USE_VERTEX",
+    ),
 ]
 if importlib.util.find_spec("socksio") is None:
     REFUSALS.append(({"ALL_PROXY": "socks5://proxy.example:1080"}, "ALL_PROXY"))

@@ -155,7 +155,8 @@ async def test_transport_refuses_a_provider_from_options_env_before_starting() -
         prompt="x",
         options=ClaudeAgentOptions(
             cli_path="/nonexistent/claude",
-            env={"CLAUDE_CODE_USE_VERTEX": "1"},
+            # Two platforms at once: which one the CLI uses cannot be told.
+            env={"CLAUDE_CODE_USE_VERTEX": "1", "CLAUDE_CODE_USE_BEDROCK": "1"},
             tool_fields_relay=True,
         ),
     )
@@ -167,14 +168,17 @@ async def test_transport_refuses_a_provider_from_options_env_before_starting() -
 async def test_transport_refuses_a_provider_from_the_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("CLAUDE_CODE_USE_BEDROCK", "true")
+    # Foundry without a resource or base URL: nothing to serve.
+    monkeypatch.setenv("CLAUDE_CODE_USE_FOUNDRY", "true")
+    monkeypatch.delenv("ANTHROPIC_FOUNDRY_RESOURCE", raising=False)
+    monkeypatch.delenv("ANTHROPIC_FOUNDRY_BASE_URL", raising=False)
     transport = SubprocessCLITransport(
         prompt="x",
         options=ClaudeAgentOptions(
             cli_path="/nonexistent/claude", tool_fields_relay=True
         ),
     )
-    with pytest.raises(ToolFieldsRelayError, match="CLAUDE_CODE_USE_BEDROCK"):
+    with pytest.raises(ToolFieldsRelayError, match="CLAUDE_CODE_USE_FOUNDRY"):
         await transport.connect()
 
 

@@ -62,6 +62,7 @@ class ProxyMode:
         self.server_context = server_context
         self.tunnel_proxy = tunnel_proxy
         self.bypasses_proxy = bypasses_proxy  # (host, port) -> bool
+        self.terminated_host = FIRST_PARTY_HOST  # a platform's API host instead
 
 
 class ProxyConnection(asyncio.Protocol):
@@ -164,7 +165,7 @@ class ProxyConnection(asyncio.Protocol):
             return
         self._disarm()
         port = int(port_text)
-        if (host.lower(), port) == (FIRST_PARTY_HOST, 443):
+        if (host.lower(), port) == (self._mode.terminated_host, 443):
             self._task = asyncio.get_running_loop().create_task(self._terminate())
         else:
             self._task = asyncio.get_running_loop().create_task(

@@ -1,0 +1,516 @@
+"""The tool-fields relay on Amazon Bedrock, Google Vertex AI and Microsoft
+Foundry (``CLAUDE_CODE_USE_BEDROCK`` / ``_VERTEX`` / ``_FOUNDRY``).
+
+Claude Code talks to each platform's own endpoint, in the platform's own
+request shape (what Claude Code sends, and what each platform
+documents, is in docs/relay.md). The relay keeps the promise it makes on
+the Claude API: only ``strict`` / ``input_examples`` and the platform's way
+of enabling them are added, everything else reaches the platform as sent.
+
+- Routes: with the platform's public endpoint, proxy mode terminates only
+  that one API host (``bedrock-runtime.<region>.amazonaws.com``,
+  ``<region>-aiplatform.googleapis.com``,
+  ``<resource>.services.ai.azure.com``) and tunnels every other host (token
+  endpoints, ``bedrock.<region>``) untouched; with a gateway
+  (``ANTHROPIC_BEDROCK_BASE_URL`` / ``_VERTEX_`` / ``_FOUNDRY_``), that
+  variable is pointed at the relay (base-URL mode), which forwards there.
+- Rewritten requests: Bedrock ``POST .../model/<id>/invoke`` and
+  ``invoke-with-response-stream``, Vertex ``POST
+  .../publishers/anthropic/models/<id>:rawPredict`` and
+  ``:streamRawPredict``, Foundry ``POST .../v1/messages`` (and
+  ``count_tokens``).
+- Betas: strict tool use is generally available on Bedrock and Vertex, so
+  ``strict`` takes no beta there; ``input_examples`` takes
+  ``tool-examples-2025-10-29`` on both. Bedrock takes betas in the body's
+  ``anthropic_beta`` array, Vertex in the ``anthropic-beta`` header.
+  Foundry (strict in beta there) takes the first-party betas in the header.
+- Signatures: a SigV4-signed Bedrock request that the relay changes (or
+  forwards to another host, in base-URL mode) is signed again with the
+  caller's own AWS credentials by botocore (``bedrock``); Bearer tokens
+  (Vertex OAuth, ``AWS_BEARER_TOKEN_BEDROCK``, Foundry) sign no body and
+  pass as sent.
+- No retry loop: when a platform answers that structured outputs (or a
+  field) are not supported, the relay stops adding that field for its
+  life, passes the answer through and says so once (Claude Code itself
+  retries a Foundry refusal without ``strict``, which the relay must not
+  undo).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import re
+import urllib.parse
+from collections.abc import AsyncIterator, Mapping, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import h11
+
+from .lifecycle import (
+    _LOOPBACK_NAMES,
+    ToolFieldsRelayError,
+    _bypasses_proxy,
+    _set,
+    point_cli_through,
+)
+from .rewrite import (
+    ADVANCED_TOOL_USE_BETA,
+    STRUCTURED_OUTPUTS_BETA,
+    Rewrite,
+    StrictServers,
+    limits_message,
+    not_strict_message,
+    unchanged_message,
+    with_betas,
+)
+from .server import (
+    _NOT_FORWARDED_REQUEST,
+    CliConnection,
+    Forwarder,
+    _has_content_encoding,
+)
+
+logger = logging.getLogger(__name__)
+
+TOOL_EXAMPLES_BETA = "tool-examples-2025-10-29"
+"""The beta under which Bedrock and Vertex AI accept ``input_examples``."""
+
+SETTINGS = {
+    "bedrock": "CLAUDE_CODE_USE_BEDROCK",
+    "vertex": "CLAUDE_CODE_USE_VERTEX",
+    "foundry": "CLAUDE_CODE_USE_FOUNDRY",
+}
+BASE_URL_SETTINGS = {
+    "bedrock": "ANTHROPIC_BEDROCK_BASE_URL",
+    "vertex": "ANTHROPIC_VERTEX_BASE_URL",
+    "foundry": "ANTHROPIC_FOUNDRY_BASE_URL",
+}
+
+_ROUTES = {
+    "bedrock": re.compile(r"/model/[^/]+/invoke(-with-response-stream)?$"),
+    "vertex": re.compile(
+        r"/publishers/anthropic/models/[^/:]+:(stream)?[rR]awPredict$"
+    ),
+    "foundry": re.compile(r"/v1/messages(/count_tokens)?$"),
+}
+
+# field -> beta that enables it (None: generally available, no beta).
+_BETAS: dict[str, dict[str, str | None]] = {
+    "bedrock": {"strict": None, "input_examples": TOOL_EXAMPLES_BETA},
+    "vertex": {"strict": None, "input_examples": TOOL_EXAMPLES_BETA},
+    "foundry": {
+        "strict": STRUCTURED_OUTPUTS_BETA,
+        "input_examples": ADVANCED_TOOL_USE_BETA,
+    },
+}
+
+_TITLES = {"bedrock": "Amazon Bedrock", "vertex": "Vertex AI", "foundry": "Foundry"}
+
+# The rewrite of the exchange running in this task (each exchange is its
+# own task), for the answer's check of a refusal.
+_current: contextvars.ContextVar[Rewrite | None] = contextvars.ContextVar(
+    "tool_fields_relay_platform_rewrite", default=None
+)
+
+
+@dataclass
+class Platform:
+    """Where and how one CLI process reaches its platform's Messages API."""
+
+    name: str
+    upstream: str
+    proxy_host: str | None
+    """The API host proxy mode terminates; None for a gateway (base URL)."""
+    signer: Any = None
+    """A ``bedrock.BedrockSigner`` when requests are SigV4-signed."""
+    betas: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def base_url_setting(self) -> str:
+        return BASE_URL_SETTINGS[self.name]
+
+    def rewritten(self, method: bytes, route: str) -> bool:
+        return method == b"POST" and _ROUTES[self.name].search(route) is not None
+
+    def forwarder(
+        self,
+        secret: str | None,
+        upstream: str,
+        fields_by_name: Mapping[str, Mapping[str, Any]],
+        pool: Any,
+        strict_servers: StrictServers | None = None,
+    ) -> PlatformForwarder:
+        return PlatformForwarder(
+            self, secret, upstream, fields_by_name, pool, strict_servers
+        )
+
+    def point_cli(self, relay: Any, env: MutableMapping[str, str]) -> None:
+        """Send the CLI described by ``env`` through ``relay`` (running)."""
+        if relay.first_party:
+            assert self.proxy_host is not None
+            point_cli_through(env, relay.proxy_url, relay.ca_bundle)
+            api = urllib.parse.urlsplit(f"https://{self.proxy_host}")
+            entries = [
+                e
+                for e in env["NO_PROXY"].split(",")
+                if e and not _bypasses_proxy(api, e)
+            ]
+        else:
+            env[self.base_url_setting] = relay.url
+            entries = []
+            for name in ("NO_PROXY", "no_proxy"):
+                for entry in (env.get(name) or "").split(","):
+                    entry = entry.strip()
+                    if entry and entry not in entries:
+                        entries.append(entry)
+        for name in _LOOPBACK_NAMES:
+            if name not in entries:
+                entries.append(name)
+        env["NO_PROXY"] = env["no_proxy"] = ",".join(entries)
+
+
+def _base_url(env: Mapping[str, str], setting: str) -> str | None:
+    value = (env.get(setting) or "").strip()
+    if not value:
+        return None
+    parts = urllib.parse.urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ToolFieldsRelayError(
+            f"tool_fields_relay=True needs {setting} to be an http(s) URL "
+            f"(got one with scheme {parts.scheme!r})"
+        )
+    if parts.username is not None or parts.password is not None:
+        raise ToolFieldsRelayError(
+            f"tool_fields_relay=True cannot forward credentials written into "
+            f"{setting} (user:password@); send them as headers instead"
+        )
+    return value.rstrip("/")
+
+
+def detect_platform(env: Mapping[str, str]) -> Platform | None:
+    """The platform ``env`` sends the CLI to, or None for the Claude API.
+
+    Raises ``ToolFieldsRelayError`` for a combination the relay cannot
+    serve, naming the reason: more than one platform chosen, Foundry with
+    neither a resource nor a base URL, Bedrock SigV4 without botocore.
+    """
+    chosen = [name for name, setting in SETTINGS.items() if _set(env.get(setting))]
+    if not chosen:
+        return None
+    if len(chosen) > 1:
+        raise ToolFieldsRelayError(
+            "tool_fields_relay=True cannot tell which platform Claude Code will "
+            f"use: {', '.join(SETTINGS[n] for n in chosen)} are all set; set one"
+        )
+    name = chosen[0]
+    base = _base_url(env, BASE_URL_SETTINGS[name])
+    host: str | None
+    if name == "bedrock":
+        region = (
+            env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
+        ).strip()
+        host = f"bedrock-runtime.{region}.amazonaws.com"
+    elif name == "vertex":
+        region = (env.get("CLOUD_ML_REGION") or "us-east5").strip()
+        host = (
+            "aiplatform.googleapis.com"
+            if region == "global"
+            else f"{region}-aiplatform.googleapis.com"
+        )
+        others = sorted(
+            {
+                v.strip()
+                for k, v in env.items()
+                if k.startswith("VERTEX_REGION_") and v.strip() and v.strip() != region
+            }
+        )
+        if others and base is None:
+            logger.warning(
+                "tool_fields_relay serves Vertex AI in %s only: requests Claude "
+                "Code sends to %s (VERTEX_REGION_*) pass without strict/"
+                "input_examples",
+                region,
+                ", ".join(others),
+            )
+    else:
+        resource = (env.get("ANTHROPIC_FOUNDRY_RESOURCE") or "").strip()
+        if base is None and not resource:
+            raise ToolFieldsRelayError(
+                "tool_fields_relay=True with CLAUDE_CODE_USE_FOUNDRY needs "
+                "ANTHROPIC_FOUNDRY_RESOURCE or ANTHROPIC_FOUNDRY_BASE_URL, as "
+                "Claude Code does"
+            )
+        host = f"{resource}.services.ai.azure.com" if resource else None
+    signer = None
+    if name == "bedrock" and not (
+        _set(env.get("AWS_BEARER_TOKEN_BEDROCK"))
+        or _set(env.get("CLAUDE_CODE_SKIP_BEDROCK_AUTH"))
+    ):
+        from .bedrock import BedrockSigner
+
+        signer = BedrockSigner(env)
+    if base is not None:
+        return Platform(name, base, None, signer, dict(_BETAS[name]))
+    assert host is not None
+    return Platform(name, f"https://{host}", host, signer, dict(_BETAS[name]))
+
+
+# --------------------------------------------------------------------------
+# The exchange
+# --------------------------------------------------------------------------
+
+_REFUSAL_WORDS = (
+    "not supported",
+    "unsupported",
+    "not enabled",
+    "not available",
+    "not allowed",
+    "disabled",
+    "not permitted",
+    "unknown",
+    "unexpected",
+    "extraneous",
+    "invalid beta",
+)
+# A platform refusing the feature itself, not a schema strict mode rejects
+# ("... is not supported for strict tools" must not switch strict off).
+_STRICT_REFUSED = re.compile(
+    r"structured[ _-]?outputs?|allowedpartnermodelfeatures"
+    r"|(extraneous|unknown|unexpected|extra) (key|field|parameter|input)s?\W{0,4}strict\b"
+    r"|\bstrict\W{0,4}(extra inputs are not permitted|is not permitted)"
+)
+_EXAMPLES_REFUSED = re.compile(r"input_examples|tool[ _-]examples")
+
+
+def refused_fields(status: int, body: bytes) -> list[str]:
+    """The fields a platform's error answer says it does not support."""
+    if status not in (400, 403, 422):
+        return []
+    text = body.decode("utf-8", "replace").lower()
+    if not any(word in text for word in _REFUSAL_WORDS):
+        return []
+    refused = []
+    if _STRICT_REFUSED.search(text):
+        refused.append("strict")
+    if _EXAMPLES_REFUSED.search(text):
+        refused.append("input_examples")
+    return refused
+
+
+class _Replayed:
+    """A response whose body was read, to be streamed back as if it came."""
+
+    def __init__(self, response: Any, body: bytes) -> None:
+        self.status = response.status
+        self.headers = response.headers
+        self.extensions = response.extensions
+        self._body = body
+
+    @property
+    def stream(self) -> AsyncIterator[bytes]:
+        async def chunks() -> AsyncIterator[bytes]:
+            if self._body:
+                yield self._body
+
+        return chunks()
+
+
+class PlatformForwarder(Forwarder):
+    """``Forwarder`` for one platform: its routes, betas, signing, refusals."""
+
+    def __init__(
+        self,
+        platform: Platform,
+        secret: str | None,
+        upstream: str,
+        fields_by_name: Mapping[str, Mapping[str, Any]],
+        pool: Any,
+        strict_servers: StrictServers | None = None,
+    ) -> None:
+        super().__init__(secret, upstream, fields_by_name, pool, strict_servers)
+        self.platform = platform
+        self.refused: set[str] = set()
+
+    async def exchange(
+        self, request: h11.Request, rest: bytes, body: bytes, cli: CliConnection
+    ) -> None:
+        headers = [
+            (name, value)
+            for name, value in request.headers
+            if name not in _NOT_FORWARDED_REQUEST
+        ]
+        route = rest.split(b"?", 1)[0].rstrip(b"/").decode("latin-1")
+        rewrite = Rewrite(body)
+        if self.platform.rewritten(request.method, route) and not _has_content_encoding(
+            headers
+        ):
+            rewrite = self._rewrite(body)
+        if rewrite.unchanged_because:
+            logger.warning("%s", unchanged_message(rewrite))
+        for tool, reason in rewrite.not_strict:
+            if tool not in self._warned_not_strict:
+                self._warned_not_strict.add(tool)
+                logger.warning("%s", not_strict_message(tool, reason))
+        if rewrite.exceeded:
+            message = limits_message(rewrite)
+            logger.warning("%s", message)
+            cli.respond_error(400, "invalid_request_error", message)
+            return
+        if rewrite.modified_tools:
+            betas = [
+                beta
+                for beta in (
+                    self.platform.betas.get(_FIELD_OF_BETA[b]) for b in rewrite.betas
+                )
+                if beta is not None
+            ]
+            if self.platform.name == "bedrock":
+                try:
+                    rewrite.body = with_body_betas(rewrite.body, betas)
+                    betas = []
+                except (ValueError, IndexError):
+                    pass  # Bedrock also reads the anthropic-beta header
+            headers = with_betas(headers, betas)
+        signer = self.platform.signer
+        # The signature covers the body, the betas and the host: signed
+        # again when the relay changed the body or forwards elsewhere.
+        if (
+            signer is not None
+            and signer.signed(headers)
+            and (rewrite.modified_tools or self.platform.proxy_host is None)
+        ):
+            url = b"%s://%s%s" % (self._scheme, self._host, self._url(rest).target)
+            signed = await signer.sign(
+                request.method.decode("ascii"),
+                url.decode("latin-1"),
+                headers,
+                rewrite.body,
+            )
+            if signed is not None:
+                headers = signed
+            elif rewrite.modified_tools:
+                # Cannot sign again: the request goes as Claude Code sent it.
+                logger.warning(
+                    "tool_fields_relay cannot sign the Bedrock request again "
+                    "(no AWS credentials found); sending it without "
+                    "strict/input_examples for tools: %s",
+                    ", ".join(rewrite.modified_tools),
+                )
+                headers = [
+                    (n, v)
+                    for n, v in request.headers
+                    if n not in _NOT_FORWARDED_REQUEST
+                ]
+                rewrite = Rewrite(body)
+        token = _current.set(rewrite)
+        try:
+            await self._forward(request.method, rest, headers, rewrite, cli)
+        finally:
+            _current.reset(token)
+
+    async def _stream_back(self, response: Any, cli: CliConnection) -> None:
+        rewrite = _current.get()
+        if (
+            rewrite is not None
+            and rewrite.modified_tools
+            and response.status in (400, 403, 422)
+        ):
+            body = b"".join([chunk async for chunk in response.stream])
+            self._refused(refused_fields(response.status, body), rewrite)
+            response = _Replayed(response, body)
+        await super()._stream_back(response, cli)
+
+    def _refused(self, fields: list[str], rewrite: Rewrite) -> None:
+        new = [f for f in fields if f not in self.refused]
+        if not new:
+            return
+        self.refused.update(new)
+        logger.warning(
+            "%s answered that it does not support %s (tools: %s): tool_fields_relay "
+            "stops adding %s for this session and passes the answer through",
+            _TITLES[self.platform.name],
+            " and ".join(new),
+            ", ".join(rewrite.modified_tools),
+            "it" if len(new) == 1 else "them",
+        )
+        self._fields_by_name = {
+            name: {k: v for k, v in fields_.items() if k not in self.refused}
+            for name, fields_ in self._fields_by_name.items()
+            if any(k not in self.refused for k in fields_)
+        }
+        if "strict" in self.refused:
+            self._strict_servers = None
+
+
+_FIELD_OF_BETA = {
+    STRUCTURED_OUTPUTS_BETA: "strict",
+    ADVANCED_TOOL_USE_BETA: "input_examples",
+}
+
+
+# --------------------------------------------------------------------------
+# Bedrock's body betas
+# --------------------------------------------------------------------------
+
+_WS = " \t\n\r"
+
+
+def _top_members(text: str) -> tuple[int, list[tuple[str, int, int, Any]]]:
+    """The index of the top-level object's ``{`` and its members (key, value
+    start, value end, value)."""
+    decoder = json.JSONDecoder()
+    i = 0
+    while text[i] in _WS:
+        i += 1
+    if text[i] != "{":
+        raise ValueError("not an object")
+    opening = i
+    i += 1
+    members: list[tuple[str, int, int, Any]] = []
+    while True:
+        while text[i] in _WS:
+            i += 1
+        if text[i] == "}":
+            return opening, members
+        key, i = decoder.raw_decode(text, i)
+        while text[i] in _WS:
+            i += 1
+        if text[i] != ":":
+            raise ValueError("no colon")
+        i += 1
+        while text[i] in _WS:
+            i += 1
+        start = i
+        value, i = decoder.raw_decode(text, i)
+        members.append((key, start, i, value))
+        while text[i] in _WS:
+            i += 1
+        if text[i] == ",":
+            i += 1
+
+
+def with_body_betas(body: bytes, betas: list[str]) -> bytes:
+    """``body`` with each of ``betas`` in its top-level ``anthropic_beta``
+    array (Bedrock's place for betas), once; the rest of the bytes as sent."""
+    if not betas:
+        return body
+    text = body.decode("utf-8")
+    opening, members = _top_members(text)
+    present = [m for m in members if m[0] == "anthropic_beta"]
+    if present:
+        _, start, end, value = present[-1]
+        if not isinstance(value, list):
+            raise ValueError("anthropic_beta is not an array")
+        missing = [b for b in dict.fromkeys(betas) if b not in value]
+        if not missing:
+            return body
+        close = end - 1  # the array's "]"
+        added = ",".join(json.dumps(b) for b in missing)
+        return (text[:close] + ("," if value else "") + added + text[close:]).encode()
+    member = '"anthropic_beta":[' + ",".join(json.dumps(b) for b in betas) + "]"
+    return (
+        text[: opening + 1] + member + ("," if members else "") + text[opening + 1 :]
+    ).encode()
