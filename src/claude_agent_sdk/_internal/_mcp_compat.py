@@ -113,15 +113,19 @@ def can_cancel_requests(server: Server) -> bool:
     return MCP_MAJOR >= 2 or server in _cancel_safe
 
 
-# Fields each tool lists beyond ``Tool`` (2.x strips them), added to a copy.
-_listed_fields: weakref.WeakKeyDictionary[Server, dict[str, dict[str, Any]]] = (
+# Fields each tool lists beyond ``Tool`` (2.x strips them), by position.
+_listed_fields: weakref.WeakKeyDictionary[Server, list[tuple[str, dict[str, Any]]]] = (
     weakref.WeakKeyDictionary()
 )
 
 
 def listed_fields(server: Server) -> dict[str, dict[str, Any]]:
-    """The fields ``server``'s tools list beyond ``Tool``, by tool name."""
-    return _listed_fields.get(server, {})
+    """The fields ``server``'s tools list beyond ``Tool``, by tool name (of
+    two tools with one name, the first's: the definition Claude Code shows)."""
+    by_name: dict[str, dict[str, Any]] = {}
+    for name, fields in _listed_fields.get(server, ()):
+        by_name.setdefault(name, fields)
+    return by_name
 
 
 # SDK servers whose tools/list responses are watched for tools marked
@@ -193,9 +197,12 @@ def http_transport_module() -> ModuleType:
 
 def complete_listed_tools(server: Server, payload: dict[str, Any]) -> dict[str, Any]:
     """Add each tool's listed fields to a serialized ``tools/list`` response."""
-    fields_by_tool = _listed_fields.get(server, {})
-    for listed in (payload.get("result") or {}).get("tools") or ():
-        listed.update(copy.deepcopy(fields_by_tool.get(listed.get("name"), {})))
+    entries = _listed_fields.get(server, [])
+    tools = (payload.get("result") or {}).get("tools") or ()
+    # By position: two tools with one name each get their own fields.
+    for listed, (name, fields) in zip(tools, entries, strict=False):
+        if listed.get("name") == name:
+            listed.update(copy.deepcopy(fields))
     return payload
 
 
@@ -204,14 +211,19 @@ def build_tool_server(
     version: str,
     tools: list[Tool],
     run_tool: ToolRunner,
-    listed_fields: dict[str, dict[str, Any]] | None = None,
+    listed_fields: list[dict[str, Any]] | None = None,
 ) -> Server:
     """Build a lowlevel ``Server`` that lists ``tools`` and delegates calls to ``run_tool``.
 
     ``run_tool`` owns argument validation, error mapping and content shaping,
     so tool behavior does not depend on either major's defaults. On 1.x that
     means turning off the decorator's own jsonschema validation.
+
+    ``listed_fields[i]``: top-level fields ``tools[i]``'s ``tools/list`` entry
+    carries beyond ``Tool`` (copied; see ``complete_listed_tools``).
     """
+    fields = listed_fields or [{}] * len(tools)
+    entries = [(t.name, copy.deepcopy(f)) for t, f in zip(tools, fields, strict=True)]
     if MCP_MAJOR >= 2:
 
         async def on_list_tools(ctx: Any, params: Any) -> ListToolsResult:
@@ -226,7 +238,7 @@ def build_tool_server(
             on_list_tools=on_list_tools,
             on_call_tool=on_call_tool,
         )
-        _listed_fields[server] = copy.deepcopy(listed_fields or {})
+        _listed_fields[server] = entries
         return server
 
     async def list_tools() -> list[Tool]:
@@ -246,5 +258,5 @@ def build_tool_server(
     legacy_server.call_tool(validate_input=False)(call_tool)
     built: Server = legacy_server
     _cancel_safe.add(built)
-    _listed_fields[built] = copy.deepcopy(listed_fields or {})
+    _listed_fields[built] = entries
     return built

@@ -30,6 +30,7 @@ resolves them and without retrieving anything.
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 import warnings
@@ -42,16 +43,20 @@ from .notices import notice_logger
 from .schema_graph import (
     MAX_SCHEMA_DEPTH,
     MAX_SCHEMA_POSITIONS,
+    PLAIN_DIALECTS,
     SchemaGraph,
     pointer,
+    python_pattern,
+    python_patterns,
     shape_problems,
 )
 from .strict_schema import (
+    StrictSchemas,
+    as_json,
     format_violations,
-    python_patterns,
     remember_enforced,
     root_violations,
-    strict_input_schema,
+    transform,
 )
 
 if sys.version_info >= (3, 11):
@@ -88,11 +93,20 @@ class SchemaProblem:
     """Refused for every tool (external reference), not only opted-in ones."""
 
 
-def find_schema_problems(schema: Any, metaschema: bool = True) -> list[SchemaProblem]:
+def find_schema_problems(
+    schema: Any,
+    metaschema: bool = True,
+    graph: SchemaGraph | None = None,
+    *,
+    strict: bool = False,
+) -> list[SchemaProblem]:
     """Every problem ``check_input_schema`` acts on, except nesting depth.
 
     ``metaschema=False`` skips the metaschema check (the dearest part, about
     a millisecond) for schemas the SDK generated itself from Python types.
+    ``graph`` is ``schema``'s, when the caller built it already. With
+    ``strict``, patterns are checked as the SDK will match them: ECMA-262
+    named groups written for Python's ``re`` (``python_pattern``).
     """
     problems: list[SchemaProblem] = []
     for shape in shape_problems(schema):
@@ -107,7 +121,8 @@ def find_schema_problems(schema: Any, metaschema: bool = True) -> list[SchemaPro
                     hard=False,
                 )
             )
-    graph = SchemaGraph.build(schema)
+    if graph is None:
+        graph = SchemaGraph.build(schema)
     if graph.too_complex:
         problems.append(
             SchemaProblem(
@@ -149,7 +164,7 @@ def find_schema_problems(schema: Any, metaschema: bool = True) -> list[SchemaPro
         if not isinstance(value, dict):
             continue
         if "pattern" in value:
-            problem = _regex_problem(value["pattern"])
+            problem = _regex_problem(value["pattern"], strict)
             if problem is not None:
                 problems.append(
                     SchemaProblem(
@@ -162,7 +177,7 @@ def find_schema_problems(schema: Any, metaschema: bool = True) -> list[SchemaPro
         names = value.get("patternProperties")
         if isinstance(names, dict):
             for name in names:
-                problem = _regex_problem(name)
+                problem = _regex_problem(name, strict)
                 if problem is not None:
                     problems.append(
                         SchemaProblem(
@@ -175,7 +190,7 @@ def find_schema_problems(schema: Any, metaschema: bool = True) -> list[SchemaPro
     if metaschema and not any(
         p.keyword in ("pattern", "patternProperties") for p in problems
     ):
-        problems.extend(_metaschema_problems(schema))
+        problems.extend(_metaschema_problems(schema, strict))
     return problems
 
 
@@ -186,12 +201,14 @@ _VALID_SCHEMAS: dict[str, None] = {}
 _VALID_SCHEMAS_MAX = 4096
 _META_VALIDATORS: dict[type[Any], Any] = {}
 # Schemas check_input_schema found nothing wrong with, by content.
-_CLEAN_SCHEMAS: dict[tuple[str, bool], None] = {}
+_CLEAN_SCHEMAS: dict[tuple[str, bool, bool], None] = {}
 
 
-def _regex_problem(pattern: Any) -> str | None:
+def _regex_problem(pattern: Any, strict: bool = False) -> str | None:
     if not isinstance(pattern, str):
         return None  # the metaschema check reports it
+    if strict:
+        pattern = python_pattern(pattern)
     try:
         with warnings.catch_warnings():
             # Whatever re warns about (FutureWarning, DeprecationWarning) is
@@ -207,7 +224,164 @@ def _regex_problem(pattern: Any) -> str | None:
     return None
 
 
-def _metaschema_problems(schema: Any) -> list[SchemaProblem]:
+_SIMPLE_TYPES = frozenset(
+    {"array", "boolean", "integer", "null", "number", "object", "string"}
+)
+_SCHEMA_KEYWORDS = frozenset(
+    {
+        "additionalProperties",
+        "items",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "contentSchema",
+    }
+)
+_SCHEMA_MAP_KEYWORDS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
+_NON_EMPTY_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf"})
+_COUNTS = frozenset(
+    {
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "minProperties",
+        "maxProperties",
+        "minContains",
+        "maxContains",
+    }
+)
+_NUMBERS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+_STRINGS = frozenset(
+    {
+        "title",
+        "description",
+        "format",
+        "pattern",
+        "$comment",
+        "$ref",
+        "contentMediaType",
+        "contentEncoding",
+    }
+)
+_BOOLEANS = frozenset({"uniqueItems", "deprecated", "readOnly", "writeOnly"})
+_ANYTHING = frozenset({"default", "const"})
+
+
+def _plainly_valid(schema: Any, *, clean: bool = False) -> bool:
+    """Whether ``schema`` surely passes the draft 2020-12 metaschema.
+
+    One walk over the keywords most schemas use, each value of the type its
+    keyword takes; anything else (``$schema``, ``$id``, ``items`` as a list,
+    a count written as ``1.0``, ...) answers False and gets the full
+    metaschema check, which is what keeps this conservative. Keywords the
+    metaschema does not name are annotations it accepts with any value. A
+    root ``$schema`` must be one of ``PLAIN_DIALECTS``, whose metaschemas
+    accept at least what this walk does.
+
+    With ``clean``, also whether ``find_schema_problems`` would find
+    nothing: no reference, no ``pattern``, nothing nested deeper than half
+    ``MAX_SCHEMA_DEPTH``, no non-finite number (data under ``enum``,
+    ``const``, ``default``, ``examples`` and unknown keywords included). Most
+    schemas are, and are then checked in this one walk.
+    """
+    stack: list[tuple[Any, int]] = [(schema, 0)]
+    deepest = MAX_SCHEMA_DEPTH // 2
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, bool):
+            continue
+        if not isinstance(value, dict) or depth > deepest:
+            return False
+        inner = depth + 1
+        for key, item in value.items():
+            if key in _SCHEMA_KEYWORDS:
+                stack.append((item, inner))
+            elif key in _SCHEMA_MAP_KEYWORDS:
+                if not isinstance(item, dict) or (clean and key == "patternProperties"):
+                    return False
+                stack.extend((sub, inner + 1) for sub in item.values())
+            elif key in _NON_EMPTY_SCHEMA_LISTS or key == "prefixItems":
+                if not isinstance(item, list) or (not item and key != "prefixItems"):
+                    return False
+                stack.extend((sub, inner + 1) for sub in item)
+            elif key == "type":
+                if isinstance(item, str):
+                    if item not in _SIMPLE_TYPES:
+                        return False
+                elif not (
+                    isinstance(item, list)
+                    and item
+                    and all(isinstance(t, str) and t in _SIMPLE_TYPES for t in item)
+                    and len(set(item)) == len(item)
+                ):
+                    return False
+            elif key == "required":
+                if not (
+                    isinstance(item, list)
+                    and all(isinstance(name, str) for name in item)
+                    and len(set(item)) == len(item)
+                ):
+                    return False
+            elif key in _COUNTS:
+                if not (type(item) is int and item >= 0):
+                    return False
+            elif key in _NUMBERS or key == "multipleOf":
+                if (
+                    isinstance(item, bool)
+                    or not isinstance(item, int | float)
+                    or (clean and not math.isfinite(item))
+                    or (key == "multipleOf" and not item > 0)
+                ):
+                    return False
+            elif key in _STRINGS:
+                if not isinstance(item, str) or (clean and key in ("pattern", "$ref")):
+                    return False
+            elif key in _BOOLEANS:
+                if not isinstance(item, bool):
+                    return False
+            elif key == "$schema" and depth == 0:
+                if not (isinstance(item, str) and item in PLAIN_DIALECTS):
+                    return False
+            elif key.startswith("$") or key in ("dependencies", "dependentRequired"):
+                return False  # the full check decides
+            elif key in ("enum", "examples") and not isinstance(item, list):
+                return False
+            elif clean and not _plain_data(item, inner, deepest):
+                return False  # enum, const, default, examples, annotations
+    return True
+
+
+def _plain_data(value: Any, depth: int, deepest: int) -> bool:
+    """Whether JSON data holds only finite numbers, within ``deepest`` levels."""
+    if isinstance(value, str | bool | int) or value is None:
+        return True
+    stack = [(value, depth)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                return False
+        elif isinstance(value, dict | list):
+            if depth > deepest:
+                return False
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((item, depth + 1) for item in items)
+    return True
+
+
+def _metaschema_problems(schema: Any, strict: bool = False) -> list[SchemaProblem]:
+    if _plainly_valid(schema):
+        return []
+    if strict:  # the metaschema's "regex" format is checked with Python's re
+        schema = python_patterns(schema)
     validator_class = jsonschema.validators.validator_for(
         schema, default=jsonschema.Draft202012Validator
     )
@@ -255,6 +429,8 @@ def check_input_schema(
     opted_in: bool,
     field: str = "input_schema",
     written: bool = True,
+    graph: SchemaGraph | None = None,
+    strict: bool = False,
 ) -> None:
     """Refuse or warn about what would make a tool misbehave on every call.
 
@@ -268,6 +444,8 @@ def check_input_schema(
     and the tool is served as upstream serves it.
     """
     where = f"Tool '{tool_name}': {field}"
+    if _plainly_valid(schema, clean=True):
+        return  # nothing any check below could find, seen in one walk
     if any(p.kind == "too deep" for p in shape_problems(schema)):
         _too_deep(where, opted_in)
         return
@@ -275,21 +453,23 @@ def check_input_schema(
         dumped: str | None = json.dumps(schema, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError):
         dumped = None  # not plain JSON: checked in full, never cached
-    if dumped is not None and (dumped, written) in _CLEAN_SCHEMAS:
+    if dumped is not None and (dumped, written, strict) in _CLEAN_SCHEMAS:
         return  # checked before (at definition, say) and found clean
     try:
         with warnings.catch_warnings():
             # A check must not change what defining the tool does under a
             # warnings filter (jsonschema warns of an unknown $schema, say).
             warnings.simplefilter("ignore")
-            problems = find_schema_problems(schema, metaschema=written)
+            problems = find_schema_problems(
+                schema, metaschema=written, graph=graph, strict=strict
+            )
     except RecursionError:
         _too_deep(where, opted_in)
         return
     if not problems and dumped is not None:
         if len(_CLEAN_SCHEMAS) >= _VALID_SCHEMAS_MAX:
             _CLEAN_SCHEMAS.clear()
-        _CLEAN_SCHEMAS[(dumped, written)] = None
+        _CLEAN_SCHEMAS[(dumped, written, strict)] = None
     hard = [p for p in problems if p.hard]
     soft = [p for p in problems if not p.hard]
     if hard and opted_in:
@@ -353,6 +533,13 @@ def served_input_schema(tool_def: Any, schema: dict[str, Any]) -> dict[str, Any]
         for value in declared.values()
     )
     if tool_def.strict is not True:
+        if not (written or opted_in(tool_def)) and (
+            isinstance(declared, dict) or is_typeddict(declared)
+        ):
+            # Upstream's converter built it from Python types: a JSON type
+            # per parameter, nothing these checks could find (start-up pays
+            # for no walk).
+            return schema
         check_input_schema(
             tool_def.name, schema, opted_in=opted_in(tool_def), written=written
         )
@@ -364,19 +551,32 @@ def served_input_schema(tool_def: Any, schema: dict[str, Any]) -> dict[str, Any]
         if problems:
             raise ValueError(format_violations(tool_def.name, problems))
 
-    # Checked with its patterns as Python's re will match them (a strict
-    # schema's ECMA-262 named groups are translated, not refused).
+    # One pass: the schema's JSON copy and its graph, built once; the checks
+    # every tool gets, on that graph, with patterns as Python's re will
+    # match them (a strict schema's ECMA-262 named groups are translated,
+    # not refused); then strict mode's transform, handed both.
+    document, problems = as_json(schema)
+    graph = None if problems else SchemaGraph.build(document)
     check_input_schema(
-        tool_def.name, python_patterns(schema), opted_in=True, written=written
+        tool_def.name,
+        schema if graph is None else document,
+        opted_in=True,
+        written=written,
+        graph=graph,
+        strict=True,
     )
     # A JSON Schema, written or built from a dict of types or a TypedDict,
     # is enforced by the SDK's validator, so what strict mode cannot express
     # can be served in words. (A pydantic model describes what it enforces
     # itself, and is validated by the model.)
-    served, enforced = strict_input_schema(
-        tool_def.name,
-        schema,
-        describe=isinstance(declared, dict) or is_typeddict(declared),
+    describe = isinstance(declared, dict) or is_typeddict(declared)
+    forms = (
+        StrictSchemas(schema, schema, problems)
+        if graph is None
+        else transform(document, graph, describe=describe)
     )
-    remember_enforced(tool_def, served, enforced)
+    if forms.violations:
+        raise ValueError(format_violations(tool_def.name, forms.violations))
+    remember_enforced(tool_def, forms.served, forms.enforced)
+    served: dict[str, Any] = forms.served
     return served

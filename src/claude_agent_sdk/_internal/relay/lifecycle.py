@@ -567,8 +567,11 @@ class ToolFieldsRelay:
         no_proxy: str = "",
         user_extra_ca: str | None = None,
         strict_servers: StrictServers | None = None,
+        platform: Any = None,
     ) -> None:
         self.fields_by_name = dict(fields_by_name)
+        # A ``platforms.Platform``: Bedrock, Vertex AI or Foundry.
+        self.platform = platform
         self.strict_servers = strict_servers
         self.upstream = upstream.rstrip("/")
         _check_proxy(proxy, proxy_setting)
@@ -616,7 +619,9 @@ class ToolFieldsRelay:
 
     def point_cli(self, env: MutableMapping[str, str]) -> None:
         """Send the CLI described by ``env`` through this (running) relay."""
-        if self.first_party:
+        if self.platform is not None:
+            self.platform.point_cli(self, env)
+        elif self.first_party:
             bundle = self.ca_bundle
             assert bundle is not None
             point_cli_through(env, self.proxy_url, bundle)
@@ -677,7 +682,9 @@ class ToolFieldsRelay:
             raise
         self._socket = sock
         if self.first_party:
-            self._ca = SessionCA()
+            self._ca = SessionCA(
+                FIRST_PARTY_HOST if self.platform is None else self.platform.proxy_host
+            )
             self._ca.write_bundle(self._user_extra_ca)
         self._loop = loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
@@ -711,13 +718,14 @@ class ToolFieldsRelay:
         pool = outbound_pool(self._proxy, self._verify)
         live = Live()
         factory: Callable[[], asyncio.Protocol]
+        make = Forwarder if self.platform is None else self.platform.forwarder
         if self._ca is not None:
             from .proxy import ProxyConnection, ProxyMode
 
             no_proxy = self._no_proxy
             mode = ProxyMode(
                 self._secret,
-                Forwarder(
+                make(
                     None,
                     self.upstream,
                     self.fields_by_name,
@@ -730,9 +738,11 @@ class ToolFieldsRelay:
                     urllib.parse.urlsplit(f"https://{host}:{port}"), no_proxy
                 ),
             )
+            if self.platform is not None:
+                mode.terminated_host = self.platform.proxy_host
             factory = lambda: ProxyConnection(mode, live)  # noqa: E731
         else:
-            forwarder = Forwarder(
+            forwarder = make(
                 self._secret,
                 self.upstream,
                 self.fields_by_name,
@@ -803,17 +813,22 @@ def prepare_for_cli(
     ``cli_env`` is the caller's environment with ``options.env`` applied.
     """
     check_strict_mcp_servers(strict_mcp_servers, mcp_servers, True)
-    refuse_unservable_provider(cli_env)
-    upstream = resolve_upstream(cli_env)
+    from .platforms import detect_platform
+
+    platform = detect_platform(cli_env)
+    if platform is None:
+        refuse_unservable_provider(cli_env)
+    upstream = resolve_upstream(cli_env) if platform is None else platform.upstream
     setting = _proxy_setting(upstream, cli_env)
     proxy = None if setting is None else setting[1]
     # Proxy mode when the caller has no base URL of their own (a gateway
     # keeps the base-URL relay), and tunnels can use their proxy: plain http.
     base_url = (cli_env.get("ANTHROPIC_BASE_URL") or "").strip()
-    if is_public_api(base_url):
+    if platform is None and is_public_api(base_url):
         upstream = DEFAULT_UPSTREAM
         base_url = ""
-    first_party = not base_url and (
+    own_base_url = bool(base_url) if platform is None else platform.proxy_host is None
+    first_party = not own_base_url and (
         proxy is None or urllib.parse.urlsplit(proxy).scheme.lower() == "http"
     )
     return ToolFieldsRelay(
@@ -826,6 +841,7 @@ def prepare_for_cli(
         no_proxy=_env_value(cli_env, "no_proxy"),
         user_extra_ca=cli_env.get("NODE_EXTRA_CA_CERTS") or None,
         strict_servers=strict_servers_for(strict_mcp_servers, mcp_servers),
+        platform=platform,
     )
 
 
