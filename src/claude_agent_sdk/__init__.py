@@ -643,9 +643,8 @@ def _new_fields(tool_def: SdkMcpTool[Any]) -> bool:
 def _listed_fields(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
     """Fields of the tool's ``tools/list`` entry beyond mcp's ``Tool``."""
     new = {"strict": tool_def.strict, "input_examples": tool_def.input_examples}
-    return (tool_def.extra_fields or {}) | {
-        k: v for k, v in new.items() if v is not None
-    }
+    extra = tool_def.extra_fields or {}
+    return extra | {k: v for k, v in new.items() if v is not None}
 
 
 def _tool_error_result(message: str) -> CallToolResult:

@@ -196,10 +196,9 @@ def http_transport_module() -> ModuleType:
 
 
 def complete_listed_tools(server: Server, payload: dict[str, Any]) -> dict[str, Any]:
-    """Add each tool's listed fields to a serialized ``tools/list`` response."""
+    """Add each tool's listed fields (by position) to a ``tools/list`` response."""
     entries = _listed_fields.get(server, [])
     tools = (payload.get("result") or {}).get("tools") or ()
-    # By position: two tools with one name each get their own fields.
     for listed, (name, fields) in zip(tools, entries, strict=False):
         if listed.get("name") == name:
             listed.update(copy.deepcopy(fields))
@@ -218,9 +217,7 @@ def build_tool_server(
     ``run_tool`` owns argument validation, error mapping and content shaping,
     so tool behavior does not depend on either major's defaults. On 1.x that
     means turning off the decorator's own jsonschema validation.
-
-    ``listed_fields[i]``: top-level fields ``tools[i]``'s ``tools/list`` entry
-    carries beyond ``Tool`` (copied; see ``complete_listed_tools``).
+    ``listed_fields[i]``: fields ``tools[i]`` lists beyond ``Tool``.
     """
     fields = listed_fields or [{}] * len(tools)
     entries = [(t.name, copy.deepcopy(f)) for t, f in zip(tools, fields, strict=True)]

@@ -63,6 +63,7 @@ from .rewrite import (
     StrictServers,
     limits_message,
     not_strict_message,
+    over_caps_message,
     unchanged_message,
     with_betas,
 )
@@ -70,7 +71,7 @@ from .server import (
     _NOT_FORWARDED_REQUEST,
     CliConnection,
     Forwarder,
-    _has_content_encoding,
+    _content_encoding,
 )
 
 logger = logging.getLogger(__name__)
@@ -344,16 +345,22 @@ class PlatformForwarder(Forwarder):
         ]
         route = rest.split(b"?", 1)[0].rstrip(b"/").decode("latin-1")
         rewrite = Rewrite(body)
-        if self.platform.rewritten(request.method, route) and not _has_content_encoding(
-            headers
-        ):
-            rewrite = self._rewrite(body)
+        encoding = _content_encoding(headers)
+        if self.platform.rewritten(request.method, route):
+            if encoding is None:
+                rewrite = self._rewrite(body)
+            else:
+                rewrite = self._rewrite_encoded(body, encoding)
         if rewrite.unchanged_because:
             logger.warning("%s", unchanged_message(rewrite))
         for tool, reason in rewrite.not_strict:
             if tool not in self._warned_not_strict:
                 self._warned_not_strict.add(tool)
                 logger.warning("%s", not_strict_message(tool, reason))
+        demoted = [t for t in rewrite.over_caps if t not in self._warned_over_caps]
+        if demoted:
+            self._warned_over_caps.update(demoted)
+            logger.warning("%s", over_caps_message(demoted, rewrite))
         if rewrite.exceeded:
             message = limits_message(rewrite)
             logger.warning("%s", message)
@@ -367,7 +374,7 @@ class PlatformForwarder(Forwarder):
                 )
                 if beta is not None
             ]
-            if self.platform.name == "bedrock":
+            if self.platform.name == "bedrock" and encoding is None:
                 try:
                     rewrite.body = with_body_betas(rewrite.body, betas)
                     betas = []
