@@ -571,7 +571,7 @@ def docs(session: nox.Session) -> None:
     docs/refused-definitions.md's table, and docs/strict-mode.md's rules.
     """
     session.install(".", MCP_MAJORS["mcp2"], *TEST_DEPS)
-    session.run("python", "tests/robustness/bad_inputs.py", "--write")
+    session.run("python", "-m", "tests.robustness.bad_inputs", "--write")
     session.run("python", "-m", "tools.strict_rules_doc", "--write")
 
 

@@ -140,7 +140,7 @@ CASES = [
     ),
     Case(
         "example-nan",
-        FIELDS,
+        SERVED,
         "NaN inside an example",
         define(
             {**SCHEMA, "properties": {**SCHEMA["properties"], "x": {"type": "number"}}},
@@ -157,7 +157,7 @@ CASES = [
     ),
     Case(
         "extra-key-not-str",
-        FIELDS,
+        SERVED,
         "a non-str key",
         define(extra_fields={1: "one"}),
         TypeError,
@@ -192,28 +192,28 @@ CASES = [
     ),
     Case(
         "extra-set",
-        FIELDS,
+        SERVED,
         "a set nested in a list",
         define(extra_fields={"x-acme": [1, 2, {"tags": {"a"}}]}),
         TypeError,
     ),
     Case(
         "extra-infinity",
-        FIELDS,
+        SERVED,
         "infinity",
         define(extra_fields={"x-limit": math.inf}),
         ValueError,
     ),
     Case(
         "extra-object",
-        FIELDS,
+        SERVED,
         "an arbitrary object",
         define(extra_fields={"x-acme": Opaque()}),
         TypeError,
     ),
     Case(
         "extra-title-type",
-        FIELDS,
+        SERVED,
         "`title` that is not a string",
         define(extra_fields={"title": 5}),
         ValueError,
