@@ -160,9 +160,10 @@ def _upstream_reads_as_schema(schema: dict[str, Any]) -> bool:
 
 def _schema_reading(declared: dict[str, Any]) -> bool:
     """The one reading rule: JSON Schema only where shorthand cannot be meant
-    (a value no shorthand holds, or ``"type": "object"``) and the schema is
-    valid (every key a keyword, ``required`` a list of names, ``properties``
-    an object, ``type`` a JSON type name or a list of them, ...)."""
+    (a value no shorthand holds, ``"type": "object"`` or a ``$schema`` URI)
+    and the schema is valid (every key a keyword, ``required`` a list of
+    names, ``properties`` an object, ``type`` a JSON type name or a list of
+    them, ...)."""
     types = {"object", "array", "string", "number", "integer", "boolean", "null"}
     for key, value in declared.items():
         if key not in _KEYWORDS:
@@ -183,7 +184,10 @@ def _schema_reading(declared: dict[str, Any]) -> bool:
             and not isinstance(value, list)
         ):
             return False
-    return any(not isinstance(v, str) or k == "type" for k, v in declared.items())
+    return any(
+        not isinstance(v, str) or k == "type" or (k == "$schema" and "://" in v)
+        for k, v in declared.items()
+    )
 
 
 def _repaired_json_schema(d: Difference) -> bool:
@@ -305,20 +309,21 @@ ROWS = [
         "json-schema-without-properties",
         "An `input_schema` dict that lacks the `type` + `properties` pair, "
         "every key a JSON Schema keyword with a value of that keyword's type, "
-        "one value no shorthand holds (an object, array, number, bool, or "
-        '`"type": "object"`), top-level `type` absent or `"object"`: '
-        '`{"type": "object"}`, `{"properties": ...}`, a top-level `anyOf` or '
-        "`$ref` with `$defs`",
+        "one value no shorthand holds (an object, array, number, bool, "
+        '`"type": "object"` or a `$schema` URI), top-level `type` absent or '
+        '`"object"`: `{"type": "object"}`, `{"properties": ...}`, a top-level '
+        '`anyOf` or `$ref` with `$defs`, a bare `{"$schema": ...}` (gitlab\'s '
+        "published tools)",
         "read as `{name: type}` shorthand: each keyword becomes a required "
         "string parameter (`type`, `anyOf`, `$schema`), and calls are "
         "validated against that",
         'served as the schema it is (`"type": "object"` added when absent); '
         "calls are validated against it",
         "repair: read as JSON Schema only where upstream's shorthand reading "
-        "cannot be what the author meant (a value no shorthand holds, or "
-        '`"type": "object"`) and every key is a keyword with a value of its '
-        'type; string-valued shorthand (`{"title": "str"}`) is read as '
-        "upstream reads it (patch `json-schema-dicts`)",
+        "cannot be what the author meant (a value no shorthand holds, "
+        '`"type": "object"` or a `$schema` URI) and every key is a keyword '
+        'with a value of its type; string-valued shorthand (`{"title": "str"}`) '
+        "is read as upstream reads it (patch `json-schema-dicts`)",
         _repaired_json_schema,
     ),
     Row(

@@ -152,10 +152,14 @@ def test_served_accepts_what_the_author_accepts_among_declared_names(
     served_validator = jsonschema.Draft202012Validator(served)
     enforced_validator = jsonschema.Draft202012Validator(enforced)
 
+    # Derandomized: the same draws on every run, so a run is red for a change,
+    # never for the draw (a random draw once found no author-valid instance of
+    # gitlab/create_branch in 459 tries: Unsatisfiable).
     @settings(
         max_examples=10,
         deadline=None,
         database=None,
+        derandomize=True,
         suppress_health_check=list(HealthCheck),
     )
     @given(st.data())

@@ -7,7 +7,9 @@ parameter named ``type``, and a top-level ``anyOf`` or ``$ref`` parameters
 named after those keywords. One rule settles it: a dict is read as JSON
 Schema only when reading it as shorthand would make the tool uncallable as
 its author wrote it (a value no shorthand holds: a JSON object, array,
-number or bool, or ``"type": "object"``) and it is a valid schema (every key
+number or bool, ``"type": "object"``, or a ``$schema`` URI, as in
+``{"$schema": "http://json-schema.org/draft-07/schema#"}``, the whole
+schema of some published tools) and it is a valid schema (every key
 a keyword, each value of the type its keyword takes). Otherwise it is read
 as before: ``{"title": "str", "body": "str"}`` stays two parameters.
 """
@@ -72,7 +74,10 @@ def is_json_schema(schema: dict[str, Any]) -> bool:
         schema.get("type", "object") == "object"
         and bool(schema)
         and all(_valid(key, value) for key, value in schema.items())
-        and any(not isinstance(v, str) or k == "type" for k, v in schema.items())
+        and any(
+            not isinstance(v, str) or k == "type" or (k == "$schema" and "://" in v)
+            for k, v in schema.items()
+        )
     )
 
 
