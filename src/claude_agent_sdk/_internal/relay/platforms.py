@@ -61,10 +61,6 @@ from .rewrite import (
     STRUCTURED_OUTPUTS_BETA,
     Rewrite,
     StrictServers,
-    limits_message,
-    not_strict_message,
-    over_caps_message,
-    unchanged_message,
     with_betas,
 )
 from .server import (
@@ -351,20 +347,7 @@ class PlatformForwarder(Forwarder):
                 rewrite = self._rewrite(body)
             else:
                 rewrite = self._rewrite_encoded(body, encoding)
-        if rewrite.unchanged_because:
-            logger.warning("%s", unchanged_message(rewrite))
-        for tool, reason in rewrite.not_strict:
-            if tool not in self._warned_not_strict:
-                self._warned_not_strict.add(tool)
-                logger.warning("%s", not_strict_message(tool, reason))
-        demoted = [t for t in rewrite.over_caps if t not in self._warned_over_caps]
-        if demoted:
-            self._warned_over_caps.update(demoted)
-            logger.warning("%s", over_caps_message(demoted, rewrite))
-        if rewrite.exceeded:
-            message = limits_message(rewrite)
-            logger.warning("%s", message)
-            cli.respond_error(400, "invalid_request_error", message)
+        if not self._report(rewrite, cli):
             return
         if rewrite.modified_tools:
             betas = [

@@ -222,6 +222,15 @@ class Forwarder:
                 rewrite = self._rewrite(body)
             else:
                 rewrite = self._rewrite_encoded(body, encoding)
+        if not self._report(rewrite, cli):
+            return
+        if rewrite.modified_tools:
+            headers = with_betas(headers, rewrite.betas)
+        await self._forward(request.method, rest, headers, rewrite, cli)
+
+    def _report(self, rewrite: Rewrite, cli: CliConnection) -> bool:
+        """Warn (once per tool) of what ``rewrite`` could not do; answer the
+        CLI and return False when the request must not go out."""
         if rewrite.unchanged_because:
             logger.warning("%s", unchanged_message(rewrite))
         for tool, reason in rewrite.not_strict:
@@ -236,10 +245,8 @@ class Forwarder:
             message = limits_message(rewrite)
             logger.warning("%s", message)
             cli.respond_error(400, "invalid_request_error", message)
-            return
-        if rewrite.modified_tools:
-            headers = with_betas(headers, rewrite.betas)
-        await self._forward(request.method, rest, headers, rewrite, cli)
+            return False
+        return True
 
     def _rewrite(self, body: bytes) -> Rewrite:
         """``rewrite_body``, but never an error: a body it fails on goes
