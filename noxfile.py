@@ -248,13 +248,46 @@ def _build_tree(
 
 
 def _install_tree(session: nox.Session, tree: Path, *deps: str) -> None:
-    """Install ``tree``'s package over the one installed before (same version,
-    other code), leaving its dependencies as they are when they still fit."""
-    if session.venv_backend == "uv":  # uv's --reinstall would relink every package
-        session.install("--reinstall-package", forktool.DIST, str(tree), *deps)
-    else:
-        session.install("--force-reinstall", "--no-deps", str(tree))
-        session.install(str(tree), *deps)
+    """Make the session's Python import ``tree``'s package, without building it.
+
+    ``steps``, ``prove`` and ``pull_requests`` test about 45 trees a run that
+    differ from each other only in the package's pure-Python files. The first
+    call installs the repository's package with ``deps`` (so every dependency
+    of the whole series is there, at the versions the caller pins), then takes
+    the package itself out again and puts a ``.pth`` entry in its place: a
+    directory holding one link, ``claude_agent_sdk`` -> ``tree/src/...``.
+    Every later call re-points that link (a build and install took ~4 s a
+    tree). How the package is built and installed is tested by the ``tests``
+    sessions (which install the built wheel) and ``repo``.
+    """
+    venv = Path(session.virtualenv.location)
+    links = venv / "fork-tree"
+    if not links.exists():
+        session.install(str(ROOT), *deps)
+        if session.venv_backend == "uv":
+            session.run(
+                "uv", "pip", "uninstall", "--python", str(_venv_python(venv)),
+                forktool.DIST, external=True, silent=True,
+            )  # fmt: skip
+        else:
+            session.run("python", "-m", "pip", "uninstall", "-y", "-q", forktool.DIST)
+        site = session.run(
+            "python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))",
+            silent=True,
+        )  # fmt: skip
+        assert isinstance(site, str)
+        links.mkdir()
+        (Path(site.strip()) / "fork_tree.pth").write_text(f"{links}\n", "utf-8")
+    link = links / forktool.PACKAGE
+    fresh = links / f".{forktool.PACKAGE}.new"
+    fresh.unlink(missing_ok=True)
+    fresh.symlink_to(tree / "src" / forktool.PACKAGE, target_is_directory=True)
+    fresh.replace(link)
+    session.log(f"{forktool.PACKAGE} imported from {tree}")
+
+
+def _venv_python(venv: Path) -> Path:
+    return venv / ("Scripts" if sys.platform == "win32" else "bin") / "python"
 
 
 def _upstream_tree(session: nox.Session, dest: Path) -> Path:
