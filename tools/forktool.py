@@ -21,12 +21,14 @@ from __future__ import annotations
 import argparse
 import filecmp
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -116,19 +118,8 @@ def sdist(version: str | None = None, expected_sha256: str | None = None) -> Pat
     if not target.exists():
         target_dir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory() as tmp:
-            cmd = [
-                sys.executable, "-m", "pip", "download", "--quiet",
-                "--no-deps", "--no-binary", ":all:", "--disable-pip-version-check",
-                "--dest", tmp, f"{DIST}=={version}",
-            ]  # fmt: skip
-            done = subprocess.run(cmd, text=True, capture_output=True)
-            files = list(Path(tmp).glob("*.tar.gz"))
-            if done.returncode != 0 or len(files) != 1:
-                raise ForkError(
-                    f"could not download the {DIST} {version} sdist from PyPI "
-                    f"(pip exit {done.returncode}):\n{done.stderr.strip()}"
-                )
-            shutil.move(str(files[0]), target)
+            fetched = _fetch_sdist(version, Path(tmp)) or _pip_download(version, Path(tmp))
+            shutil.move(str(fetched), target)
     actual = sha256_of(target)
     if expected_sha256 is not None and actual != expected_sha256:
         target.unlink()
@@ -141,6 +132,51 @@ def sdist(version: str | None = None, expected_sha256: str | None = None) -> Pat
     if expected_sha256 is None:
         print(f"note: {target.name} is not pinned; its sha256 is {actual}")
     return target
+
+
+SIMPLE_INDEX = "https://pypi.org/simple"
+
+
+def _fetch_sdist(version: str, dest: Path) -> Path | None:
+    """The sdist from the index's JSON simple API (PEP 691), or None.
+
+    A second or so, where ``pip download --no-binary :all:`` builds the
+    sdist's build backend from source first (tens of seconds on a fresh
+    machine). The caller checks the hash either way.
+    """
+    index = os.environ.get("PIP_INDEX_URL", SIMPLE_INDEX).rstrip("/")
+    name = f"claude_agent_sdk-{version}.tar.gz"
+    try:
+        request = urllib.request.Request(
+            f"{index}/{DIST}/",
+            headers={"Accept": "application/vnd.pypi.simple.v1+json"},
+        )
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            files = json.load(answer)["files"]
+        (url,) = [f["url"] for f in files if f["filename"] == name]
+        target = dest / name
+        with urllib.request.urlopen(url, timeout=180) as answer, target.open("wb") as f:
+            shutil.copyfileobj(answer, f)
+        return target
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        print(f"note: {index} did not serve {name} ({error}); trying pip download")
+        return None
+
+
+def _pip_download(version: str, dest: Path) -> Path:
+    cmd = [
+        sys.executable, "-m", "pip", "download", "--quiet",
+        "--no-deps", "--no-binary", ":all:", "--disable-pip-version-check",
+        "--dest", str(dest), f"{DIST}=={version}",
+    ]  # fmt: skip
+    done = subprocess.run(cmd, text=True, capture_output=True)
+    files = list(dest.glob("*.tar.gz"))
+    if done.returncode != 0 or len(files) != 1:
+        raise ForkError(
+            f"could not download the {DIST} {version} sdist from PyPI "
+            f"(pip exit {done.returncode}):\n{done.stderr.strip()}"
+        )
+    return files[0]
 
 
 def extract_sdist(archive: Path, dest: Path) -> None:

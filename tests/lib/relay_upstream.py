@@ -44,6 +44,7 @@ import json
 import select
 import socket
 import ssl
+import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -84,6 +85,8 @@ class Upstream(Served):
     first: bytes = b"data: first\n\n"
     rest: bytes = b"data: rest\n\n"
     pause: float = 1.0
+    release_when: int | None = None
+    """End every ``/slow`` pause early once this many are in flight at once."""
     big: int = 96 * 1024 * 1024
     block: bytes = b"x" * 65536
     event: bytes = b"data: event\n\n"
@@ -104,6 +107,10 @@ class Upstream(Served):
     # What it saw.
     seen: list[Seen] = field(default_factory=list)
     events: dict[str, float] = field(default_factory=dict)
+    slow_in_flight: int = 0
+    slow_most_in_flight: int = 0
+    _slow_lock: threading.Lock = field(default_factory=threading.Lock)
+    _slow_released: threading.Event = field(default_factory=threading.Event)
 
     @classmethod
     def first_party(cls, directory: Path) -> Upstream:
@@ -198,14 +205,32 @@ def _handler(upstream: Upstream) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self._chunk(upstream.first)
             upstream.events["first_sent"] = time.time()
-            # Silent until the pause is over or the relay hangs up (EOF).
-            deadline = time.time() + upstream.pause
-            while (left := deadline - time.time()) > 0:
-                readable, _, _ = select.select([self.connection], [], [], left)
-                if readable and not self.connection.recv(1, 0):
-                    upstream.events["disconnected_at"] = time.time()
-                    self.close_connection = True
-                    return
+            with upstream._slow_lock:
+                upstream.slow_in_flight += 1
+                upstream.slow_most_in_flight = max(
+                    upstream.slow_most_in_flight, upstream.slow_in_flight
+                )
+                if (
+                    upstream.release_when is not None
+                    and upstream.slow_in_flight >= upstream.release_when
+                ):
+                    upstream._slow_released.set()
+            try:
+                # Silent until the pause is over (or released) or the relay
+                # hangs up (EOF).
+                deadline = time.time() + upstream.pause
+                while (left := deadline - time.time()) > 0:
+                    if upstream._slow_released.is_set():
+                        break
+                    wait = min(left, 0.05) if upstream.release_when else left
+                    readable, _, _ = select.select([self.connection], [], [], wait)
+                    if readable and not self.connection.recv(1, 0):
+                        upstream.events["disconnected_at"] = time.time()
+                        self.close_connection = True
+                        return
+            finally:
+                with upstream._slow_lock:
+                    upstream.slow_in_flight -= 1
             upstream.events["rest_sent"] = time.time()
             self._chunk(upstream.rest)
             self.wfile.write(b"0\r\n\r\n")

@@ -92,6 +92,25 @@ def test_sdist_hash_mismatch_is_a_hard_error_naming_both(
     assert not (tmp_path / "sdist" / real.name).exists()
 
 
+def test_the_sdist_comes_from_the_index_or_from_pip_with_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The quick way (the index's JSON simple API) and pip's way give the
+    pinned sdist; an index that does not answer leaves pip's way."""
+    pinned = forktool.fork_config()["upstream-sdist-sha256"]
+    version = forktool.base_version()
+    (tmp_path / "index").mkdir()
+    (tmp_path / "pip").mkdir()
+    fetched = forktool._fetch_sdist(version, tmp_path / "index")
+    assert fetched is not None
+    assert forktool.sha256_of(fetched) == pinned
+    assert forktool.sha256_of(forktool._pip_download(version, tmp_path / "pip")) == (
+        pinned
+    )
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
+    assert forktool._fetch_sdist(version, tmp_path) is None
+
+
 def test_base_version_is_named_in_one_place() -> None:
     """Only pyproject.toml [tool.fork] names the base version; the tooling reads it."""
     version = forktool.base_version()
