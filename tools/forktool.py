@@ -118,7 +118,9 @@ def sdist(version: str | None = None, expected_sha256: str | None = None) -> Pat
     if not target.exists():
         target_dir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory() as tmp:
-            fetched = _fetch_sdist(version, Path(tmp)) or _pip_download(version, Path(tmp))
+            fetched = _fetch_sdist(version, Path(tmp)) or _pip_download(
+                version, Path(tmp)
+            )
             shutil.move(str(fetched), target)
     actual = sha256_of(target)
     if expected_sha256 is not None and actual != expected_sha256:
