@@ -24,10 +24,13 @@ is what puts ``tools`` on the import path here.
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nox
@@ -406,42 +409,82 @@ def prove(session: nox.Session, mcp: str) -> None:
     """Show that the tests can fail: each patch's feature tests fail without it.
 
     For every patch N in the series, the tree without N (pristine + the
-    patches before it) is installed and the tests marked
+    patches before it) is imported and the tests marked
     ``requires_patch("<slug of N>")`` are run there: every one of them must
     fail. On pristine upstream, the unmarked tests must pass.
     """
     patches = _fail_on_fork_error(session, forktool.series)
     assert isinstance(patches, list)
     with tempfile.TemporaryDirectory() as tmp:
-        for index, patch in enumerate([None, *patches]):
-            before = patches[: max(index - 1, 0)]
-            tree = _build_tree(session, Path(tmp) / f"tree{index}", before)
-            _install_tree(session, tree.path, MCP_MAJORS[mcp], *TEST_DEPS)
-            if patch is None:
-                session.log("pristine upstream: unmarked tests must pass")
-                session.run(
-                    "pytest", "-q", *NOT_PACKAGE_TESTS, "--without-patches", *XDIST_ARGS
-                )  # fmt: skip
-                continue
+        pristine = _build_tree(session, Path(tmp) / "pristine", [])
+        _install_tree(session, pristine.path, MCP_MAJORS[mcp], *TEST_DEPS)
+        session.log("pristine upstream: unmarked tests must pass")
+        session.run(
+            "pytest", "-q", *NOT_PACKAGE_TESTS, "--without-patches", *XDIST_ARGS
+        )
+        # Each patch's tests on the tree without it: small runs, each mostly
+        # interpreter start and collection, so they run side by side, one per
+        # core, each importing its own tree's package (PYTHONPATH).
+        runs = []
+        for index, patch in enumerate(patches):
+            tree = (
+                pristine
+                if index == 0
+                else _build_tree(session, Path(tmp) / f"tree{index}", patches[:index])
+            )
             slug = forktool.patch_slug(patch)
             report = Path(tmp) / f"{slug}.xml"
-            session.log(f"without {patch.name}: its tests must all fail")
-            session.run(
-                "pytest", "-q", *NOT_PACKAGE_TESTS, f"--only-patch={slug}",
-                f"--junitxml={report}", "--tb=no", "-p", "no:randomly",
-                success_codes=[0, 1],
+            runs.append((patch, tree.path, report))
+        venv = Path(session.virtualenv.location)
+
+        def without(run: tuple[Path, Path, Path]) -> subprocess.CompletedProcess[str]:
+            patch, tree, report = run
+            python = _venv_python(venv)
+            env = {
+                **os.environ,
+                "PYTHONPATH": str(tree / "src"),
+                "VIRTUAL_ENV": str(venv),
+                "PATH": f"{python.parent}{os.pathsep}{os.environ['PATH']}",
+            }
+            # The run must import this tree's package, not the linked one.
+            probe = "import claude_agent_sdk as p; print(p.__file__)"
+            where = subprocess.run(
+                [str(python), "-c", probe], cwd=ROOT, env=env, text=True,
+                capture_output=True, check=True,
+            ).stdout.strip()  # fmt: skip
+            if not Path(where).is_relative_to(tree / "src"):
+                return subprocess.CompletedProcess([], 3, "", f"imported {where}")
+            return subprocess.run(
+                [
+                    str(python), "-m", "pytest", "-q", *NOT_PACKAGE_TESTS,
+                    f"--only-patch={forktool.patch_slug(patch)}",
+                    f"--junitxml={report}", "--tb=no", "-p", "no:randomly",
+                    "-p", "no:cacheprovider",
+                ],
+                cwd=ROOT, text=True, capture_output=True, env=env,
             )  # fmt: skip
-            passed, failed = _junit_outcomes(report)
-            if not failed:
-                session.error(f"no test exercises {patch.name}")
-            if passed:
-                session.error(
-                    f"these tests pass without {patch.name}, so they cannot "
-                    "detect its absence:\n  " + "\n  ".join(passed)
+
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+            for (patch, _, report), done in zip(
+                runs, pool.map(without, runs), strict=True
+            ):
+                session.log(f"without {patch.name}: its tests must all fail")
+                if done.returncode not in (0, 1):
+                    session.error(
+                        f"pytest could not run {patch.name}'s tests "
+                        f"(exit {done.returncode}):\n{done.stdout}{done.stderr}"
+                    )
+                passed, failed = _junit_outcomes(report)
+                if not failed:
+                    session.error(f"no test exercises {patch.name}")
+                if passed:
+                    session.error(
+                        f"these tests pass without {patch.name}, so they cannot "
+                        "detect its absence:\n  " + "\n  ".join(passed)
+                    )
+                session.log(
+                    f"{len(failed)} test(s) fail without {patch.name}, as they must"
                 )
-            session.log(
-                f"{len(failed)} test(s) fail without {patch.name}, as they must"
-            )
 
 
 @nox.session(python=TOOL_PYTHON)
