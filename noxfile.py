@@ -463,7 +463,20 @@ class _PullRequest:
         return self.patch.name.removesuffix(".patch")
 
 
+def _children_cpu() -> float:
+    """CPU seconds the session's finished child processes used (0 where the
+    platform cannot say): the report's measure of each phase, which a
+    loaded machine's wall time is not."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return 0.0
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _pull_requests(session: nox.Session, *, full: bool) -> None:
+    cpu = {"start": _children_cpu()}
     patches = _fail_on_fork_error(session, forktool.series)
     assert isinstance(patches, list)
     hypothesis = [d for d in TEST_DEPS if d.startswith("hypothesis")]
@@ -521,6 +534,7 @@ def _pull_requests(session: nox.Session, *, full: bool) -> None:
                 ([*generate, *PR_CASES[full]], ROOT, None, [0], tmp / "cases.log"),
             ],
         )
+        cpu["trees, installs, collection, cases"] = _children_cpu()
         for pr in prs:
             key = tuple(files[pr.name])
             before = set(_collected(done[collect[pr.base, key][-1]]))
@@ -544,13 +558,24 @@ def _pull_requests(session: nox.Session, *, full: bool) -> None:
                 for t in (pr.base, pr.with_it) if differential else ():
                     jobs[t.name, "differential"] = _runner_job(t, cases, tmp, major)
             _jobs(session, list(jobs.values()))
+            cpu[f"{major}: added tests, differential runs"] = _children_cpu()
             for pr in prs:
                 problems += _added_tests(session, pr, major, jobs, tmp, whole=whole)
                 if differential:
                     problems += _pr_differential(pr, major, cases, tmp)
+            if whole:
+                cpu[f"{major}: upstream's whole suite x {len(prs)}"] = _children_cpu()
     report = forktool.CACHE / "pr" / "report.md"
     report.parent.mkdir(parents=True, exist_ok=True)
-    report.write_text(_pr_report(prs, full), "utf-8")
+    phases, last = [], cpu.pop("start")
+    for phase, total in cpu.items():
+        phases.append(f"{phase} {total - last:.0f} s")
+        last = total
+    report.write_text(
+        _pr_report(prs, full)
+        + f"\nCPU time of the run's processes: {', '.join(phases)}.\n",
+        "utf-8",
+    )
     session.log("\n" + report.read_text("utf-8"))
     if problems:
         session.error("\n".join(problems))

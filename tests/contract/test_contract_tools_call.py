@@ -1,9 +1,9 @@
 """tools/call as the CLI receives it: results, structuredContent, output_schema.
 
 MCP requires a tool that declares an ``outputSchema`` (``output_schema=``) to
-return matching
-``structuredContent``, and the CLI's MCP client fails a call whose result
-does not. For a tool that declares one, the fork passes ``structuredContent``
+return matching ``structuredContent`` (Claude Code 2.1.332 does not check it,
+and shows the model the structured content in place of the text content).
+For a tool that declares one, the fork passes ``structuredContent``
 on and turns a result that breaks the contract into an error result the model
 can read; any other tool's result is upstream's (``structuredContent``
 dropped).
