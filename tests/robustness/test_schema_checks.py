@@ -208,7 +208,8 @@ async def test_a_plain_tool_with_an_external_ref_warns_once_and_is_served() -> N
 def test_an_output_schema_that_would_fail_every_call_is_refused() -> None:
     output = {"type": "object", "properties": {"r": {"$ref": "#/$defs/missing"}}}
     with pytest.raises(
-        ValueError, match=r"'out': output_schema would fail every call.*\n.*#/properties/r"
+        ValueError,
+        match=r"'out': output_schema would fail every call.*\n.*#/properties/r",
     ):
         tool("out", "d", {"q": str}, output_schema=output)(_noop)
 
