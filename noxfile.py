@@ -24,14 +24,18 @@ is what puts ``tools`` on the import path here.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import nox
 
@@ -114,6 +118,7 @@ FULL_SESSIONS = [
     *_cells("tests", default=False),
     *_cells("differential", default=False),
     "steps_full",
+    "pull_requests_full",
 ]
 # In neither run: tools for maintainers, run by hand.
 MAINTENANCE_SESSIONS = [
@@ -489,88 +494,407 @@ def prove(session: nox.Session, mcp: str) -> None:
 
 @nox.session(python=TOOL_PYTHON)
 def pull_requests(session: nox.Session) -> None:
-    """Each upstream-track patch as the pull request a maintainer would test.
+    """Each upstream-track patch as the pull request a maintainer would review.
 
-    On pristine plus the patch's ``Depends-on:`` only: the tests the patch
-    adds to upstream's own test files are run without its ``src/`` change
-    (those of its feature fail; the rest guard behaviour upstream already
-    has, which must not change) and upstream's whole suite with it.
-    Size and dependencies are checked by tests/repo/test_series.py; the
-    figures are written to .cache/pr/report.md for the pull requests.
+    On pristine plus the patch's ``Depends-on`` only (its baseline): on mcp
+    1.x and 2.x every test it adds to upstream's suite fails on the baseline
+    or its body declares it as pinning existing behaviour (``## Tests that
+    pin existing behaviour``, ``forktool.pinned_tests``); upstream's whole
+    suite passes with it (mcp 2.x); its plain tools answer the differential
+    cases as the baseline's do but for the rows of docs/differences.md that
+    belong to it (``tests/differential/pull_request.py``; mcp 2.x, 60
+    generated cases and the named and docs ones); every module it newly
+    imports is a dependency its pyproject declares. ``pull_requests_full``
+    does it all on both majors, the differential with 600 generated cases
+    and the corpus. The figures go to .cache/pr/report.md.
     """
+    _pull_requests(session, full=False)
+
+
+@nox.session(python=TOOL_PYTHON)
+def pull_requests_full(session: nox.Session) -> None:
+    """``pull_requests`` with upstream's whole suite and the differential on
+    both mcp majors, the differential with 600 generated cases and the
+    corpus's."""
+    _pull_requests(session, full=True)
+
+
+# The differential cases of the default run and of the full run: how many are
+# generated, and whether the corpus's are added (the named and docs ones are).
+PR_CASES = {False: ["60", "--no-corpus"], True: ["600"]}
+
+
+@dataclass
+class _PullRequest:
+    patch: Path
+    base: Path  # pristine + its Depends-on: its baseline
+    without: Path  # the baseline with the patch's tests
+    with_it: Path  # the baseline with the patch
+    added: list[str] = field(default_factory=list)  # node ids of its tests
+    rows: dict[str, list[str]] = field(default_factory=dict)  # report cells
+
+    @property
+    def name(self) -> str:
+        return self.patch.name.removesuffix(".patch")
+
+
+def _children_cpu() -> float:
+    """CPU seconds the session's finished child processes used (0 where the
+    platform cannot say): the report's measure of each phase, which a
+    loaded machine's wall time is not."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return 0.0
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _pull_requests(session: nox.Session, *, full: bool) -> None:
+    cpu = {"start": _children_cpu()}
     patches = _fail_on_fork_error(session, forktool.series)
     assert isinstance(patches, list)
+    hypothesis = [d for d in TEST_DEPS if d.startswith("hypothesis")]
     session.install(
-        MCP_MAJORS["mcp2"], *UPSTREAM_TEST_DEPS, *UPSTREAM_OPTIONAL_DEPS, XDIST
-    )
-    rows = [
-        "| patch | `src/` lines | depends on | upstream suite with it "
-        "| its added tests failing without it |",
-        "|---|---|---|---|---|",
-    ]
-    with tempfile.TemporaryDirectory() as tmp:
+        MCP_MAJORS["mcp2"], *UPSTREAM_TEST_DEPS, *UPSTREAM_OPTIONAL_DEPS, XDIST,
+        *hypothesis,
+    )  # fmt: skip
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        # Pristine is installed for its dependencies and metadata; each tree's
+        # own code is imported from its src/ (PYTHONPATH): a tree costs no
+        # install, and the single-process runs go two at a time (_jobs).
+        session.install(str(_build_tree(session, tmp / "pristine", []).path))
+        trees: dict[tuple[str, ...], Path] = {}
+
+        def tree(chosen: list[Path], tag: str = "") -> Path:
+            key = (*[p.name for p in chosen], tag)
+            if key not in trees:
+                path = tmp / f"tree{len(trees)}"
+                trees[key] = _build_tree(session, path, chosen).path
+                shutil.copy2(ROOT / "CHANGELOG.md", trees[key] / "CHANGELOG.md")
+            return trees[key]
+
+        prs = []
         for patch in forktool.tracks()["upstream"]:
             deps = forktool.patch_dependencies(patch)
-            chosen = [p for p in patches if forktool.patch_slug(p) in deps]
-            files = [f for f in forktool.patch_files(patch) if f.startswith("tests/")]
-            if not files:
-                session.error(f"{patch.name} adds no tests to upstream's suite")
-            name = patch.name.removesuffix(".patch")
-            without = _build_tree(session, Path(tmp) / f"{name}-without", chosen)
-            _install_tree(session, without.path)
-            before = _run_tests(session, without.path, files, Path(tmp) / f"{name}-0")
+            base = [p for p in patches if forktool.patch_slug(p) in deps]
+            pr = _PullRequest(
+                patch, tree(base), tree(base, "tests"), tree([*base, patch])
+            )
             forktool.git(
-                "apply", "--include=tests/*", str(patch.resolve()), cwd=without.path
+                "apply", "--include=tests/*", str(patch.resolve()), cwd=pr.without
             )
-            missing = _run_tests(session, without.path, files, Path(tmp) / f"{name}-1")
-            added = sorted(set(missing[0] + missing[1]) - set(before[0] + before[1]))
-            if not added:
-                session.error(f"{patch.name} adds no test to {', '.join(files)}")
-            failing = [t for t in added if t in missing[1]]
-            if not failing:
-                session.error(
-                    f"no test {patch.name} adds fails without its src/ change"
+            problems += _new_imports(session, pr)
+            prs.append(pr)
+        # Which tests each patch adds: node ids with it, not on its baseline.
+        files = {
+            pr.name: [
+                f for f in forktool.patch_files(pr.patch) if f.startswith("tests/")
+            ]
+            for pr in prs
+        }
+        collect = {
+            (t, tuple(files[pr.name])): _collect_job(t, files[pr.name], tmp)
+            for pr in prs
+            for t in (pr.base, pr.with_it)
+        }
+        cases = tmp / "cases.json"
+        generate = ["python", "-m", "tests.differential.cases", str(cases)]
+        done = _jobs(
+            session,
+            [
+                *collect.values(),
+                ([*generate, *PR_CASES[full]], ROOT, None, [0], tmp / "cases.log"),
+            ],
+        )
+        cpu["trees, installs, collection, cases"] = _children_cpu()
+        for pr in prs:
+            key = tuple(files[pr.name])
+            before = set(_collected(done[collect[pr.base, key][-1]]))
+            after = _collected(done[collect[pr.with_it, key][-1]])
+            pr.added = [t for t in after if t not in before]
+            if not pr.added:
+                session.error(f"{pr.name} adds no test to upstream's suite")
+        for major in MCP_MAJORS:
+            session.install(MCP_MAJORS[major])
+            whole = full or major == "mcp2"
+            differential = full or major == "mcp2"
+            jobs = {}
+            for pr in prs:
+                jobs[pr.name, "without"] = _pytest_job(
+                    pr.without, pr.added, tmp / f"{pr.name}-{major}-without.xml"
                 )
-            with_it = _build_tree(session, Path(tmp) / f"{name}-with", [*chosen, patch])
-            shutil.copy2(ROOT / "CHANGELOG.md", with_it.path / "CHANGELOG.md")
-            _install_tree(session, with_it.path)
-            suite = _run_tests(session, with_it.path, [], Path(tmp) / f"{name}-2")
-            if suite[1]:
-                session.error(
-                    f"upstream's suite fails with {patch.name}:\n  "
-                    + "\n  ".join(suite[1])
-                )
-            rows.append(
-                f"| {name} | {forktool.src_lines_changed(patch)} "
-                f"| {', '.join(deps) or 'pristine only'} | {len(suite[0])} passed "
-                f"| {len(failing)} of {len(added)} |"
-            )
+                if not whole:
+                    jobs[pr.name, "with"] = _pytest_job(
+                        pr.with_it, pr.added, tmp / f"{pr.name}-{major}-with.xml"
+                    )
+                for t in (pr.base, pr.with_it) if differential else ():
+                    jobs[t.name, "differential"] = _runner_job(t, cases, tmp, major)
+            _jobs(session, list(jobs.values()))
+            cpu[f"{major}: added tests, differential runs"] = _children_cpu()
+            for pr in prs:
+                problems += _added_tests(session, pr, major, jobs, tmp, whole=whole)
+                if differential:
+                    problems += _pr_differential(pr, major, cases, tmp)
+            if whole:
+                cpu[f"{major}: upstream's whole suite x {len(prs)}"] = _children_cpu()
     report = forktool.CACHE / "pr" / "report.md"
     report.parent.mkdir(parents=True, exist_ok=True)
-    report.write_text("\n".join(rows) + "\n", "utf-8")
-    session.log("\n" + "\n".join(rows))
+    phases, last = [], cpu.pop("start")
+    for phase, total in cpu.items():
+        phases.append(f"{phase} {total - last:.0f} s")
+        last = total
+    report.write_text(
+        _pr_report(prs, full)
+        + f"\nCPU time of the run's processes: {', '.join(phases)}.\n",
+        "utf-8",
+    )
+    session.log("\n" + report.read_text("utf-8"))
+    if problems:
+        session.error("\n".join(problems))
 
 
-def _run_tests(
-    session: nox.Session, tree: Path, files: list[str], report: Path
-) -> tuple[list[str], list[str]]:
-    """Run ``files`` of ``tree``'s tests (all: ``[]``) against the installed
-    package; their outcomes. Files the tree does not have yet (a new test
-    file) have none. Only tests change between two runs on one tree, so
-    the caller installs each tree once. The whole suite is spread over the
-    cores (pytest-xdist).
-    """
-    present = [f for f in files if (tree / f).exists()]
-    if files and not present:
-        return [], []
-    spread = [] if files else XDIST_ARGS
-    with session.chdir(tree):
-        session.run(
-            "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--tb=no",
-            f"--junitxml={report}", *present, *spread,
-            success_codes=[0, 1],
-        )  # fmt: skip
+def _jobs(
+    session: nox.Session, jobs: list[tuple[Any, ...]], workers: int = 2
+) -> dict[Path, str]:
+    """Run single-process commands ``workers`` at a time in the session's
+    venv; their output, by output file. A job is (command, directory, the
+    tree whose package it imports or None, its exit codes that are no
+    failure, its output file); any other exit code ends the session."""
+    import concurrent.futures
+    import subprocess
+
+    venv_env = {
+        **os.environ,
+        "PATH": f"{session.bin}{os.pathsep}{os.environ.get('PATH', '')}",
+        "VIRTUAL_ENV": str(Path(session.bin).parent),
+    }
+
+    def run(job: tuple[Any, ...]) -> tuple[tuple[Any, ...], int]:
+        command, cwd, tree, codes, out = job
+        env = dict(venv_env)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [*([str(tree / "src")] if tree else []), str(ROOT)]
+        )
+        with out.open("w", encoding="utf-8") as sink:
+            code = subprocess.run(
+                command, cwd=cwd, env=env, stdout=sink, stderr=subprocess.STDOUT
+            ).returncode
+        return job, code
+
+    outputs = {}
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        for job, code in pool.map(run, jobs):
+            command, cwd, _, codes, out = job
+            text = out.read_text("utf-8")
+            session.log(f"[{code}] {' '.join(command[:6])} ... (in {cwd.name})")
+            if code not in codes:
+                session.error(f"{' '.join(command)} failed ({code}):\n{text[-4000:]}")
+            outputs[out] = text
+    return outputs
+
+
+def _collect_job(tree: Path, files: list[str], tmp: Path) -> tuple[Any, ...]:
+    present = [f for f in files if (tree / f).exists()] or ["--version"]
+    out = tmp / f"{tree.name}-{len(files)}-{abs(hash(tuple(files)))}.collect"
+    command = ["pytest", "-q", "--collect-only", "-p", "no:cacheprovider", *present]
+    return (command, tree, tree, [0, 5], out)
+
+
+def _collected(output: str) -> list[str]:
+    """Node ids from ``pytest -q --collect-only``'s output."""
+    ids = []
+    for line in output.splitlines():
+        if not line.strip():
+            break  # the node ids end where pytest's summary begins
+        ids.append(line)
+    return [i for i in ids if "::" in i]
+
+
+def _pytest_job(tree: Path, ids: list[str], report: Path) -> tuple[Any, ...]:
+    listed = report.with_suffix(".args")
+    listed.write_text("\n".join(ids) + "\n", "utf-8")
+    command = [
+        "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--tb=no",
+        f"--junitxml={report}", f"@{listed}",
+    ]  # fmt: skip
+    return (command, tree, tree, [0, 1, 2], report.with_suffix(".log"))
+
+
+def _runner_job(tree: Path, cases: Path, tmp: Path, major: str) -> tuple[Any, ...]:
+    out = tmp / f"{tree.name}-{major}.json"
+    command = ["python", "-m", "tests.differential.runner", str(cases), str(out)]
+    return (command, ROOT, tree, [0], out.with_suffix(".log"))
+
+
+def _junit_key(node_id: str) -> str:
+    """``tests/test_x.py::Class::name[p]`` as the JUnit report names it:
+    ``tests.test_x.Class::name[p]``."""
+    path, _, rest = node_id.partition("::")
+    where, _, name = rest.rpartition("::")
+    module = path.removesuffix(".py").replace("/", ".")
+    return f"{module}.{where}::{name}" if where else f"{module}::{name}"
+
+
+def _outcomes(report: Path, ids: list[str]) -> tuple[list[str], list[str]]:
+    """(passed, failed) JUnit keys; every one of ``ids`` failed without a report."""
+    if not report.exists():
+        return [], [_junit_key(i) for i in ids]
     return _junit_outcomes(report)
+
+
+def _added_tests(
+    session: nox.Session,
+    pr: _PullRequest,
+    major: str,
+    jobs: dict[tuple[str, str], tuple[Any, ...]],
+    tmp: Path,
+    *,
+    whole: bool,
+) -> list[str]:
+    """Each test ``pr`` adds fails on its baseline or is declared pinning (and
+    then passes there), and passes with it; with ``whole``, so does
+    upstream's whole suite (run here, spread over the cores)."""
+    problems = []
+    added = {_junit_key(i) for i in pr.added}
+    without = tmp / f"{pr.name}-{major}-without.xml"
+    _, failed = _outcomes(without, pr.added)
+    pins = forktool.pinned_tests(pr.patch)
+    undeclared = sorted(
+        t
+        for t in added - set(failed)
+        if not any(forktool.pin_matches(p, t) for p in pins)
+    )
+    if undeclared:
+        problems.append(
+            f"{pr.name} ({major}): these added tests pass without its src/ change "
+            f"and its body does not declare them ({forktool.PINS_HEADING}):\n  "
+            + "\n  ".join(undeclared)
+        )
+    for pin in pins:
+        named = [t for t in added if forktool.pin_matches(pin, t)]
+        if not named:
+            problems.append(f"{pr.name}: it declares {pin!r}, which it does not add")
+        elif any(t in failed for t in named):
+            problems.append(
+                f"{pr.name} ({major}): it declares {pin!r} as pinning existing "
+                "behaviour, but it fails without its src/ change"
+            )
+    if whole:
+        report = tmp / f"{pr.name}-{major}-suite.xml"
+        with session.chdir(pr.with_it):
+            session.run(
+                "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                "--tb=short", f"--junitxml={report}", *XDIST_ARGS,
+                env=_tree_env(pr.with_it), success_codes=[0, 1],
+            )  # fmt: skip
+        suite = _junit_outcomes(report)
+        missing = added - set(suite[0]) - set(suite[1])
+    else:
+        suite = _outcomes(tmp / f"{pr.name}-{major}-with.xml", pr.added)
+        missing = added - set(suite[0]) - set(suite[1])
+    if suite[1] or missing:
+        what = "upstream's suite" if whole else "its added tests"
+        problems.append(
+            f"{what} fails with {pr.name} ({major}):\n  "
+            + "\n  ".join([*suite[1], *sorted(missing)])
+        )
+    failing = len(added & set(failed))
+    pr.rows.setdefault("added", []).append(
+        f"{major}: {failing} fail without it, {len(added) - failing} declared "
+        f"pinning; with it {'in the whole suite' if whole else 'all pass'}"
+    )
+    if whole:
+        pr.rows.setdefault("suite", []).append(
+            f"{major}: {len(suite[0])} passed, {len(suite[1])} failed"
+        )
+    return problems
+
+
+def _tree_env(tree: Path) -> dict[str, str]:
+    """Import ``tree``'s package (and this repository's tests.*) first."""
+    return {"PYTHONPATH": f"{tree / 'src'}{os.pathsep}{ROOT}"}
+
+
+def _pr_differential(pr: _PullRequest, major: str, cases: Path, tmp: Path) -> list[str]:
+    """``pr``'s plain tools against its baseline's, case by case."""
+    from tests.differential import pull_request
+
+    def loaded(path: Path) -> Any:
+        return json.loads(path.read_text("utf-8"))
+
+    summary = pull_request.compare(
+        loaded(cases),
+        loaded(tmp / f"{pr.base.name}-{major}.json"),
+        loaded(tmp / f"{pr.with_it.name}-{major}.json"),
+        forktool.patch_slug(pr.patch),
+    )
+    rows = ", ".join(f"`{k}` {n}" for k, n in summary["by_row"].items()) or "none"
+    pr.rows.setdefault("differential", []).append(
+        f"{major}: {summary['compared']} cases, {summary['differences']} "
+        f"differences ({rows})"
+    )
+    if not summary["unexplained"]:
+        return []
+    return [
+        f"{pr.name} ({major}): plain tools differ from pristine + its Depends-on "
+        "where no row of docs/differences.md for it accounts for it:\n  "
+        + "\n  ".join(summary["unexplained"][:10])
+    ]
+
+
+def _new_imports(session: nox.Session, pr: _PullRequest) -> list[str]:
+    """Every module ``pr`` newly imports is a dependency its pyproject declares."""
+    package = Path("src") / forktool.PACKAGE
+    before = forktool.third_party_imports(pr.base / package)
+    after = forktool.third_party_imports(pr.with_it / package)
+    declared = set(forktool.declared_dependencies(pr.with_it / "pyproject.toml"))
+    out = session.run(
+        "python", "-c",
+        "import importlib.metadata as m, json; "
+        "print(json.dumps(m.packages_distributions()))",
+        silent=True,
+    )  # fmt: skip
+    distributions = json.loads(str(out).strip().splitlines()[-1])
+    problems, cells = [], []
+    for module in sorted(set(after) - set(before)):
+        names = distributions.get(module, [module])
+        dists = {re.sub(r"[-_.]+", "-", n).lower() for n in names}
+        ok = bool(dists & declared)
+        cells.append(f"`{module}` ({'declared' if ok else 'NOT declared'})")
+        if not ok:
+            problems.append(
+                f"{pr.name} imports {module} ({', '.join(after[module])}) but its "
+                f"pyproject does not declare {' or '.join(sorted(dists))}"
+            )
+    pr.rows["imports"] = [", ".join(cells) or "none"]
+    return problems
+
+
+def _pr_report(prs: list[_PullRequest], full: bool) -> str:
+    def cell(pr: _PullRequest, key: str) -> str:
+        return "; ".join(pr.rows.get(key, [])) or "-"
+
+    run = "full run" if full else "default run"
+    lines = [
+        f"Each upstream-track patch as its pull request ({run}): pristine + its "
+        "`Depends-on` is its baseline.",
+        "",
+        "| patch | `src/` lines | depends on | new imports | tests it adds "
+        "(on the baseline) | upstream's suite with it | differential, plain "
+        "tools against the baseline |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for pr in prs:
+        deps = ", ".join(forktool.patch_dependencies(pr.patch)) or "pristine only"
+        lines.append(
+            f"| {pr.name} | {forktool.src_lines_changed(pr.patch)} | {deps} "
+            f"| {cell(pr, 'imports')} | {len(pr.added)} added; {cell(pr, 'added')} "
+            f"| {cell(pr, 'suite')} | {cell(pr, 'differential')} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 @nox.session(python=PYTHONS)

@@ -23,6 +23,7 @@ import filecmp
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -237,6 +238,88 @@ def patch_dependencies(patch: Path) -> list[str]:
         if line.startswith("Depends-on:"):
             return [s.strip() for s in line.removeprefix("Depends-on:").split(",")]
     return []
+
+
+# A pull request's body lists the tests it adds that pass without its change
+# too (they guard behaviour it must keep) under this heading, one
+# "- `name`" item each: a test function's name (all its parameters), or
+# "name[id]", or "Class::name". The pull_requests session holds each upstream-
+# track patch to it on both mcp majors.
+PINS_HEADING = "## Tests that pin existing behaviour"
+
+
+def pinned_tests(patch: Path) -> list[str]:
+    """The tests ``patch``'s message declares as pinning existing behaviour."""
+    lines = patch_message(patch).splitlines()
+    if PINS_HEADING not in lines:
+        return []
+    pins = []
+    for line in lines[lines.index(PINS_HEADING) + 1 :]:
+        if line.startswith("## "):
+            break
+        item = re.match(r"- `([^`]+)`", line)
+        if item:
+            pins.append(item.group(1))
+    return pins
+
+
+def pin_matches(pin: str, test_id: str) -> bool:
+    """Whether ``pin`` (as ``pinned_tests`` gives it) names ``test_id``
+    (``module.path[.Class]::name[params]``, as pytest's JUnit report has it).
+    ``name[a]`` names every parametrization of ``name`` whose id has ``a``
+    among its dash-separated parts (``name[asyncio-a]`` too)."""
+    where, _, name = test_id.rpartition("::")
+    owner = where.rsplit(".", 1)[-1]
+    function, _, params = name.partition("[")
+    pin_owner, _, pin_name = pin.rpartition("::")
+    if pin_owner and pin_owner != owner:
+        return False
+    pin_function, _, pin_params = pin_name.partition("[")
+    if pin_function != function:
+        return False
+    wanted = set(pin_params.rstrip("]").split("-")) - {""}
+    return wanted <= set(params.rstrip("]").split("-"))
+
+
+def declared_dependencies(pyproject: Path) -> list[str]:
+    """The normalized distribution names ``[project].dependencies`` lists."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - the tooling runs on 3.11+
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+
+    project = tomllib.loads(pyproject.read_text("utf-8"))["project"]
+    names = []
+    for requirement in project.get("dependencies", []):
+        name = re.match(r"[A-Za-z0-9._-]+", requirement)
+        if name:
+            names.append(re.sub(r"[-_.]+", "-", name.group(0)).lower())
+    return names
+
+
+def third_party_imports(package: Path) -> dict[str, list[str]]:
+    """Top-level modules ``package``'s files import that are neither the
+    standard library nor the package itself -> the files importing each."""
+    import ast
+
+    found: dict[str, list[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                modules = [node.module]
+            else:
+                continue
+            for module in modules:
+                top = module.split(".", 1)[0]
+                if top in sys.stdlib_module_names or top == package.name:
+                    continue
+                files = found.setdefault(top, [])
+                rel = path.relative_to(package.parent).as_posix()
+                if rel not in files:
+                    files.append(rel)
+    return found
 
 
 def src_lines_changed(patch: Path) -> int:

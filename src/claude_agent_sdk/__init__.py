@@ -1,8 +1,12 @@
 """Claude SDK for Python."""
 
+import datetime
+import enum
 import logging
+import math
 import sys
 import types as builtin_types
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import (
@@ -10,6 +14,7 @@ from typing import (
     Annotated,
     Any,
     Generic,
+    Literal,
     TypeVar,
     Union,
     get_args,
@@ -45,7 +50,11 @@ from ._internal.pydantic_models import (
     is_model_class,
     validate_arguments,
 )
-from ._internal.schema_checks import opted_in, served_input_schema
+from ._internal.schema_checks import (
+    check_input_schema,
+    opted_in,
+    served_input_schema,
+)
 from ._internal.session_import import import_session_to_store
 from ._internal.session_mutations import (
     ForkSessionResult,
@@ -82,8 +91,15 @@ from ._internal.tool_fields import (
     check_tool_fields,
     warn_duplicate_names,
 )
-from ._internal.tool_results import output_validator, tool_result
+from ._internal.tool_results import check_output_schema, output_validator, tool_result
 from ._internal.transport import Transport
+from ._internal.type_schema import (
+    field_schema,
+    more_schema,
+    type_to_schema,
+    typeddict_hints,
+    typeddict_to_schema,
+)
 from ._version import __version__
 from .client import ClaudeSDKClient
 from .query import query
@@ -296,6 +312,7 @@ class SdkMcpTool(Generic[T]):
         None
     )
     extra_fields: dict[str, Any] | None = None
+    output_schema: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         # Checked however the tool is built, naming the tool and the field;
@@ -315,6 +332,12 @@ class SdkMcpTool(Generic[T]):
             self,
             None if schema is None else (lambda: enforced_input_schema(self, schema)),
         )
+        self.output_schema = check_output_schema(self.name, self.output_schema)
+        if self.output_schema is not None:  # every result is checked against it
+            field = "output_schema"
+            check_input_schema(
+                self.name, self.output_schema, opted_in=True, field=field
+            )
 
 
 def _served_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
@@ -343,6 +366,7 @@ def tool(
         list[dict[str, Any]] | list[_Model] | list[dict[str, Any] | _Model] | None
     ) = None,
     extra_fields: dict[str, Any] | None = None,
+    output_schema: dict[str, Any] | None = None,
 ) -> Callable[
     [
         Callable[[_Model], Awaitable[dict[str, Any]]]
@@ -362,6 +386,7 @@ def tool(
     strict: bool | None = None,
     input_examples: list[dict[str, Any]] | None = None,
     extra_fields: dict[str, Any] | None = None,
+    output_schema: dict[str, Any] | None = None,
 ) -> Callable[
     # The same form as the overload above, so that an input_schema typed Any
     # (matching both) keeps the decorator typed.
@@ -382,6 +407,7 @@ def tool(
     strict: bool | None = None,
     input_examples: list[Any] | None = None,
     extra_fields: dict[str, Any] | None = None,
+    output_schema: dict[str, Any] | None = None,
 ) -> Callable[[Callable[[Any], Awaitable[dict[str, Any]]]], SdkMcpTool[Any]]:
     """Decorator for defining MCP tools with type safety.
 
@@ -410,6 +436,13 @@ def tool(
               ``input_examples`` may then be model instances or dicts.
             Use ``Annotated[type, "description"]`` to add a description to a
             parameter in either dict-style or TypedDict schemas.
+            Python types become JSON Schema by one converter: ``str``,
+            ``int``, ``float``, ``bool``, ``list[X]``, ``dict``, unions and
+            TypedDicts map to their JSON types, ``X | None`` to ``X``, and
+            any other type to a string. A tool with ``strict=True`` or
+            ``input_examples`` gets what the types say instead: ``Literal``
+            and ``Enum`` as ``enum``, ``None`` as ``null``, dates, times and
+            UUIDs as formatted strings, ``dict[str, V]`` with its values.
         annotations: Optional MCP tool annotations (hints such as
             ``readOnlyHint`` or ``destructiveHint``) advertised to Claude.
             ``ToolAnnotations(maxResultSizeChars=N)`` additionally raises the
@@ -422,6 +455,9 @@ def tool(
             match ``input_schema``), served as ``input_examples``; likewise.
         extra_fields: Optional further top-level JSON fields of the entry
             (``title``, ...), valid for mcp's ``Tool``; not the SDK's own.
+        output_schema: Optional JSON Schema (``"type": "object"``, local
+            ``$ref`` only) of the tool's structured output, listed as MCP's
+            ``outputSchema``; copied when the tool is defined. See Notes.
 
     Returns:
         A decorator function that wraps the tool implementation and returns
@@ -462,6 +498,9 @@ def tool(
         - Arguments are validated against the input schema before the function
           is called; invalid input is reported back to Claude as an error result
         - The function should return a dict with a "content" key containing the response
+        - With output_schema, every result that is not an error also has a
+          "structuredContent" dict matching it (passed on as MCP's
+          structuredContent; a missing or mismatched one is an error result)
         - Errors can be indicated by including "is_error": True in the response;
           an exception raised by the function is reported the same way
     """
@@ -478,22 +517,34 @@ def tool(
             strict=strict,
             input_examples=input_examples,
             extra_fields=extra_fields,
+            output_schema=output_schema,
         )
 
     return decorator
 
 
-def _python_type_to_json_schema(py_type: Any) -> dict[str, Any]:
-    """Convert a Python type annotation to a JSON Schema dict."""
+def _python_type_to_json_schema(
+    py_type: Any, *, faithful: bool = False
+) -> dict[str, Any]:
+    """Convert a Python type annotation to a JSON Schema dict.
+
+    By default ``X | None`` is served as ``X``, and ``Literal``, ``Enum``,
+    dates, times, UUIDs, ``Any`` and ``None`` as strings. With ``faithful``
+    (a tool with ``strict=True`` or ``input_examples``) the schema keeps what
+    the type says: ``Literal`` and ``Enum`` values become ``enum``, ``None``
+    is ``null``, ``datetime.date``, ``datetime.datetime``, ``datetime.time``
+    and ``uuid.UUID`` are strings with their ``format``, ``dict[str, V]``
+    keeps ``V`` as ``additionalProperties``, and ``Any`` is any value.
+    """
     origin = get_origin(py_type)
 
     # NotRequired/Required/ReadOnly survive include_extras=True; unwrap them
     if getattr(origin, "_name", None) in ("NotRequired", "Required", "ReadOnly"):
-        return _python_type_to_json_schema(get_args(py_type)[0])
+        return _python_type_to_json_schema(get_args(py_type)[0], faithful=faithful)
 
     if origin is Annotated:
         args = get_args(py_type)
-        schema = _python_type_to_json_schema(args[0])
+        schema = _python_type_to_json_schema(args[0], faithful=faithful)
         for meta in args[1:]:
             if isinstance(meta, str):
                 schema["description"] = meta
@@ -508,22 +559,34 @@ def _python_type_to_json_schema(py_type: Any) -> dict[str, Any]:
         return {"type": "number"}
     if py_type is bool:
         return {"type": "boolean"}
+    if faithful and (typed := _faithful_only_schema(py_type)) is not None:
+        return typed
 
     origin = getattr(py_type, "__origin__", None)
 
     if origin is Union or isinstance(py_type, builtin_types.UnionType):
         args = py_type.__args__
-        non_none = [a for a in args if a is not builtin_types.NoneType]
+        non_none = [a for a in args if faithful or a is not builtin_types.NoneType]
         if len(non_none) == 1:
-            return _python_type_to_json_schema(non_none[0])
-        return {"anyOf": [_python_type_to_json_schema(a) for a in non_none]}
+            return _python_type_to_json_schema(non_none[0], faithful=faithful)
+        return {
+            "anyOf": [
+                _python_type_to_json_schema(a, faithful=faithful) for a in non_none
+            ]
+        }
 
     if origin is list:
         item_args = getattr(py_type, "__args__", None)
         if item_args:
-            return {"type": "array", "items": _python_type_to_json_schema(item_args[0])}
+            items = _python_type_to_json_schema(item_args[0], faithful=faithful)
+            return {"type": "array", "items": items} if items else {"type": "array"}
         return {"type": "array"}
     if origin is dict:
+        key_value: tuple[Any, ...] = getattr(py_type, "__args__", ())
+        if faithful and len(key_value) == 2:  # JSON keys are str, whatever K is
+            values = _python_type_to_json_schema(key_value[1], faithful=True)
+            if values:
+                return {"type": "object", "additionalProperties": values}
         return {"type": "object"}
 
     if py_type is list:
@@ -532,18 +595,78 @@ def _python_type_to_json_schema(py_type: Any) -> dict[str, Any]:
         return {"type": "object"}
 
     if is_typeddict(py_type):
-        return _typeddict_to_json_schema(py_type)
+        return _typeddict_to_json_schema(py_type, faithful=faithful)
 
+    if faithful:  # tuples, sets, NewType, ...; any other type warns
+        return more_schema(py_type, _faithful_schema)
     return {"type": "string"}
 
 
-def _typeddict_to_json_schema(td_class: type) -> dict[str, Any]:
-    """Convert a TypedDict class to a JSON Schema dict."""
-    hints = _get_type_hints(td_class, include_extras=True)
+def _faithful_schema(py_type: Any) -> dict[str, Any]:
+    return _python_type_to_json_schema(py_type, faithful=True)
+
+
+_STRING_FORMATS = (
+    (datetime.datetime, "date-time"),  # before date: a datetime is a date
+    (datetime.date, "date"),
+    (datetime.time, "time"),
+    (uuid.UUID, "uuid"),
+)
+_JSON_SCALARS = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (builtin_types.NoneType, "null"),
+)
+
+
+def _faithful_only_schema(py_type: Any) -> dict[str, Any] | None:
+    """The ``faithful`` schema of a type served as a string by default, or
+    None (a ``Literal`` or ``Enum`` of values JSON lacks stays a string)."""
+    if py_type is None or py_type is builtin_types.NoneType:
+        return {"type": "null"}
+    if py_type is Any:
+        return {}
+    for cls, string_format in _STRING_FORMATS:
+        if py_type is cls:
+            return {"type": "string", "format": string_format}
+    members: Any = py_type
+    if get_origin(py_type) is Literal:
+        values = [v.value if isinstance(v, enum.Enum) else v for v in get_args(py_type)]
+    elif isinstance(py_type, enum.EnumMeta) and not issubclass(py_type, enum.Flag):
+        values = [member.value for member in members]  # a Flag's combinations: no
+    else:
+        return None
+    kinds = {next((k for t, k in _JSON_SCALARS if type(v) is t), None) for v in values}
+    if not values or None in kinds:
+        return None
+    if any(isinstance(v, float) and not math.isfinite(v) for v in values):
+        return None
+    kinds = {"number"} if kinds == {"integer", "number"} else kinds
+    return (
+        {"type": kinds.pop(), "enum": values} if len(kinds) == 1 else {"enum": values}
+    )
+
+
+def _typeddict_to_json_schema(
+    td_class: type, *, faithful: bool = False
+) -> dict[str, Any]:
+    """Convert a TypedDict class to a JSON Schema dict (``faithful``: as for
+    ``_python_type_to_json_schema``)."""
+    hints = (
+        typeddict_hints(td_class)  # named errors for self-containing, too deep
+        if faithful
+        else _get_type_hints(td_class, include_extras=True)
+    )
 
     properties: dict[str, Any] = {}
     for field_name, field_type in hints.items():
-        properties[field_name] = _python_type_to_json_schema(field_type)
+        properties[field_name] = (
+            field_schema(td_class, field_name, field_type, _faithful_schema)
+            if faithful
+            else _python_type_to_json_schema(field_type)
+        )
 
     required_keys = getattr(td_class, "__required_keys__", set(properties.keys()))
     schema: dict[str, Any] = {
@@ -567,7 +690,6 @@ def _build_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
         model_input_schema,
         warn_unknown_schema_class,
     )
-    from ._internal.type_schema import type_to_schema, typeddict_to_schema
 
     # A tool that asks for strict mode or examples gets a schema that keeps
     # what its Python types say (enum, null, formats, map values); any other
@@ -800,6 +922,7 @@ def create_sdk_mcp_server(
                 ),
                 "annotations": tool_def.annotations,
                 "_meta": _build_meta(tool_def),
+                "outputSchema": tool_def.output_schema,
             }
         )
         for tool_def, schema in zip(tools, own_schemas, strict=True)
@@ -836,7 +959,7 @@ def create_sdk_mcp_server(
                     # A strict tool's calls are checked against the author's
                     # constraints, also those served only in its description.
                     validator = validators[tool_name] = compile_validator(
-                        enforced_input_schema(tool_def, schemas[tool_name])
+                        tool_name, enforced_input_schema(tool_def, schemas[tool_name])
                     )
                 error = (
                     strict_argument_error(validator, arguments)
@@ -846,22 +969,26 @@ def create_sdk_mcp_server(
                 if error is not None:
                     return _tool_error_result(f"Input validation error: {error}")
                 result = await tool_def.handler(arguments)
-            payload = {
-                "content": _convert_tool_content(result.get("content", [])),
-                "isError": result.get("is_error", False),
-            }
-            validator = output_validators[tool_name]
-            if validator is None:
-                return CallToolResult.model_validate(payload)
-            # A tool with an outputSchema returns structured content too.
-            return tool_result(tool_name, payload, result, validator)
+            return CallToolResult.model_validate(
+                {
+                    "content": _convert_tool_content(result.get("content", [])),
+                    "isError": result.get("is_error", False),
+                }
+                if output_validators[tool_name] is None
+                # A tool with an output_schema returns structured content too.
+                else tool_result(
+                    tool_name,
+                    _convert_tool_content(result.get("content", [])),
+                    result,
+                    output_validators[tool_name],
+                )
+            )
         except Exception as e:
             return _tool_error_result(str(e))
 
     listed = [_listed_fields(tool_def) for tool_def in tools]
     output_validators = {
-        tool_def.name: output_validator(fields.get("outputSchema"))
-        for tool_def, fields in zip(tools, listed, strict=True)
+        tool_def.name: output_validator(tool_def.output_schema) for tool_def in tools
     }
     server = build_tool_server(name, version, wire_tools, run_tool, listed)
     check_server_limits(name, server, tools, schemas)

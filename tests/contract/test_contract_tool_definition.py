@@ -185,22 +185,33 @@ BAD_INPUT = [
         id="icon-without-src",
     ),
     pytest.param(
-        {"extra_fields": {"outputSchema": {"type": "array"}}},
+        {"output_schema": {"type": "array"}},
         ValueError,
-        r"extra_fields\['outputSchema'\]",
+        r"output_schema must have \"type\": \"object\"",
         id="output-schema-not-an-object",
+        marks=pytest.mark.requires_patch("tool-results"),
     ),
     pytest.param(
-        {"extra_fields": {"outputSchema": "object"}},
-        ValueError,
-        r"extra_fields\['outputSchema'\]",
+        {"output_schema": "object"},
+        TypeError,
+        r"output_schema must be a dict",
         id="output-schema-a-str",
+        marks=pytest.mark.requires_patch("tool-results"),
     ),
     pytest.param(
-        {"extra_fields": {"outputSchema": {"type": "object", "required": "lines"}}},
+        {"output_schema": {"type": "object", "required": "lines"}},
         ValueError,
-        r"extra_fields\['outputSchema'\]",
+        r"output_schema\['required'\] is not a valid JSON Schema",
         id="output-schema-invalid",
+        marks=pytest.mark.requires_patch("tool-results"),
+    ),
+    pytest.param(
+        {"extra_fields": {"outputSchema": {"type": "object"}}},
+        ValueError,
+        r"extra_fields\['outputSchema'\] would replace a field the SDK builds; "
+        "use the output_schema argument instead",
+        id="output-schema-through-extra-fields",
+        marks=pytest.mark.requires_patch("tool-results"),
     ),
 ]
 

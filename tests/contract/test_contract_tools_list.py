@@ -214,16 +214,10 @@ async def test_extra_fields_alone() -> None:
 
 @FEATURE
 async def test_standard_mcp_tool_fields_through_extra_fields() -> None:
-    output_schema = {
-        "type": "object",
-        "properties": {"hits": {"type": "integer"}},
-        "required": ["hits"],
-    }
     listed = await _listed(
         _search(
             extra_fields={
                 "title": "Case search",
-                "outputSchema": output_schema,
                 "icons": [
                     {"src": "https://example.com/law.png", "mimeType": "image/png"}
                 ],
@@ -236,14 +230,25 @@ async def test_standard_mcp_tool_fields_through_extra_fields() -> None:
         {
             **SEARCH_ENTRY,
             "title": "Case search",
-            "outputSchema": {
-                "type": "object",
-                "properties": {"hits": {"type": "integer"}},
-                "required": ["hits"],
-            },
             "icons": [{"src": "https://example.com/law.png", "mimeType": "image/png"}],
             "execution": {"taskSupport": "forbidden"},
         },
+    )
+
+
+@pytest.mark.requires_patch("tool-results")
+async def test_output_schema_is_listed_beside_the_extra_fields() -> None:
+    output_schema = {
+        "type": "object",
+        "properties": {"hits": {"type": "integer"}},
+        "required": ["hits"],
+    }
+    listed = await _listed(
+        _search(extra_fields={"title": "Case search"}, output_schema=output_schema)
+    )
+    assert_json(
+        listed["search"],
+        {**SEARCH_ENTRY, "title": "Case search", "outputSchema": output_schema},
     )
 
 

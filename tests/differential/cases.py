@@ -692,7 +692,13 @@ def corpus_cases() -> list[dict[str, Any]]:
 
 _BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-NEW_ARGUMENTS = ("strict=", "input_examples=", "extra_fields=", "tool_fields_relay=")
+NEW_ARGUMENTS = (
+    "strict=",
+    "input_examples=",
+    "extra_fields=",
+    "output_schema=",
+    "tool_fields_relay=",
+)
 
 
 def docs_cases() -> list[dict[str, Any]]:
@@ -811,6 +817,31 @@ def named_cases() -> list[dict[str, Any]]:
             ],
         ),
         _tool_case(
+            # A $ref to a file jsonschema.validate can read: upstream reads
+            # and enforces it on every call (warning that remote retrieval
+            # is deprecated), the fork never reads it.
+            "file-ref",
+            ["schema:json"],
+            "import json, pathlib, tempfile\n"
+            "COUNT = pathlib.Path(tempfile.gettempdir()) / 'differential-count.json'\n"
+            "COUNT.write_text(json.dumps({'type': 'integer', 'minimum': 1}))\n",
+            "{'type': 'object', 'properties': {'n': {'$ref': COUNT.as_uri()}}}",
+            [{"n": "x"}, {"n": 0}, {"n": 2}],
+        ),
+        _tool_case(
+            # The schema dict changed in place after the first call: upstream
+            # validates every call against it as it is then.
+            "mutated-schema",
+            ["schema:json"],
+            "SCHEMA = {'type': 'object', 'properties': {'n': {'type': 'integer'}}}\n",
+            "SCHEMA",
+            [{"n": 9}, {"n": 9}, {"n": 1}],
+            footer="_respond = respond\n"
+            "async def respond(tool_name, args):\n"
+            "    SCHEMA['properties']['n']['maximum'] = 5\n"
+            "    return await _respond(tool_name, args)\n",
+        ),
+        _tool_case(
             "forward-reference",
             ["schema:typeddict", "typeddict:forward-ref"],
             "class Args(TypedDict):\n    later: 'Later'\n",
@@ -823,3 +854,21 @@ def named_cases() -> list[dict[str, Any]]:
 
 def all_cases(generated: int) -> list[dict[str, Any]]:
     return [*generated_cases(generated), *named_cases(), *corpus_cases(), *docs_cases()]
+
+
+def main(argv: list[str]) -> int:
+    """``python -m tests.differential.cases OUT GENERATED [--no-corpus]``:
+    write the cases (``GENERATED`` of them drawn, then the named, corpus and
+    docs cases)."""
+    out, generated, *options = argv
+    cases = all_cases(int(generated))
+    if "--no-corpus" in options:
+        cases = [c for c in cases if not c["id"].startswith("corpus-")]
+    Path(out).write_text(json.dumps(cases), "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))

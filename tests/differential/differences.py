@@ -52,6 +52,7 @@ class Difference:
     tool: str | None = None
     index: int | None = None
     related: list[Difference] = field(default_factory=list)
+    allowed: list[Any] | None = None  # the rows explain() may use (None: all)
 
     def describe(self) -> str:
         where = f"{self.case['id']} {self.aspect}"
@@ -220,8 +221,22 @@ def _refs(value: Any) -> list[str]:
     return []
 
 
+_REMOTE_RETRIEVAL_WARNING = (
+    "DeprecationWarning: Automatically retrieving remote references"
+)
+
+
 def _remote_ref_call(d: Difference) -> bool:
-    """Upstream tried to fetch a reference outside the schema; the fork did not."""
+    """Upstream fetched a reference outside the schema, the fork did not: a
+    call upstream refused (the fetch failed, or what it fetched refused the
+    arguments) that the fork's handler ran, or refused otherwise; and the
+    warning jsonschema issues on each fetch that succeeds."""
+    if d.aspect == "serve_warning":
+        return (
+            d.fork is None
+            and isinstance(d.upstream, str)
+            and d.upstream.startswith(_REMOTE_RETRIEVAL_WARNING)
+        )
     if d.aspect != "call":
         return False
     response = d.upstream["response"].get("result") or {}
@@ -231,9 +246,34 @@ def _remote_ref_call(d: Difference) -> bool:
         for r in _refs((d.case.get("declared") or {}).get("json"))
         if not r.startswith("#")
     ]
-    return response.get("isError") is True and (
-        "Unresolvable" in text or any(uri in text for uri in outside)
+    fork = d.fork["response"].get("result") or {}
+    return (
+        bool(outside)
+        and response.get("isError") is True
+        and (
+            "Unresolvable" in text
+            or any(uri in text for uri in outside)
+            or d.fork["received"] != []
+            or fork.get("isError") is True
+        )
     )
+
+
+_RECURSION = "maximum recursion depth exceeded"
+
+
+def _recursion_wording(d: Difference) -> bool:
+    """Both sides fail the call on Python's recursion limit, in other words:
+    which operation reaches the limit depends on how many frames the code
+    that builds the validator takes, not on the schema or the arguments."""
+    if d.aspect != "call" or d.upstream["received"] or d.fork["received"]:
+        return False
+    texts = []
+    for side in (d.upstream, d.fork):
+        result = side["response"].get("result") or {}
+        content = result.get("content") or [{}]
+        texts.append(content[0].get("text", "") if result.get("isError") else "")
+    return all(text.startswith(_RECURSION) for text in texts)
 
 
 def _notice(pattern: str) -> Callable[[Difference], bool]:
@@ -279,7 +319,7 @@ def _model_class(d: Difference) -> bool:
 def _consequence(d: Difference) -> bool:
     """A log line that only a call difference already accounted for explains."""
     return d.aspect == "logs" and any(
-        r.aspect == "call" and explain(r) is not None for r in d.related
+        r.aspect == "call" and explain(r, d.allowed) is not None for r in d.related
     )
 
 
@@ -302,6 +342,13 @@ class Row:
     fork: str
     why: str
     matches: Callable[[Difference], bool]
+    patch: str | None = None
+    """Slug of the patch that makes the difference (its pull request is
+    compared with pristine + its dependencies on this row alone); None for a
+    row any patch may show."""
+    always: bool = True
+    """Whether some case shows it in every run (a wording that depends on
+    the stack's depth may or may not differ)."""
 
 
 ROWS = [
@@ -325,17 +372,23 @@ ROWS = [
         'with a value of its type; string-valued shorthand (`{"title": "str"}`) '
         "is read as upstream reads it (patch `json-schema-dicts`)",
         _repaired_json_schema,
+        "json-schema-dicts",
     ),
     Row(
         "remote-ref",
         "A `$ref` that resolves outside the tool's schema (`https:`, `file:`, "
         "a relative URI)",
-        "fetched with a blocking request inside the event loop on every call; "
+        "fetched with a blocking request inside the event loop on every call "
+        "(a `DeprecationWarning` each time): what it fetches is enforced, and "
         "when the fetch fails the call is an error result (`Unresolvable`)",
-        "never fetched: the values it governs are not checked, the rest of the "
-        "schema is, and the handler is called",
-        "repair: network I/O in the event loop (patch `compiled-argument-validators`)",
+        "never fetched: the values it governs are not checked (the reference "
+        "is named in a notice, below), the rest of the schema is, and the "
+        "handler is called",
+        "repair: file or network I/O inside the event loop on every call; to "
+        "keep such a part checked, copy it into `$defs` (patch "
+        "`compiled-argument-validators`)",
         _remote_ref_call,
+        "compiled-argument-validators",
     ),
     Row(
         "remote-ref-notice",
@@ -344,6 +397,18 @@ ROWS = [
         "one log record (a notice) naming the tool and each reference's JSON Pointer",
         "hazard made visible (patch `schema-checks`)",
         _notice(r"Tool '[^']*': input_schema refers outside itself"),
+        "schema-checks",
+    ),
+    Row(
+        "remote-ref-call-notice",
+        "The same tool, on the first call that reaches the reference",
+        "nothing",
+        "one log record (a notice) naming the tool and the document the "
+        "reference names, once per tool and document",
+        "hazard made visible: what is no longer checked (patch "
+        "`compiled-argument-validators`)",
+        _notice(r"Tool '[^']*': \$ref '[^']*' names another document"),
+        "compiled-argument-validators",
     ),
     Row(
         "fails-every-call-notice",
@@ -353,6 +418,7 @@ ROWS = [
         "the same, plus one notice naming the tool and listing each place",
         "hazard made visible (patch `schema-checks`)",
         _notice(r"Tool '[^']*': input_schema would fail every call"),
+        "schema-checks",
     ),
     Row(
         "too-deep-notice",
@@ -363,6 +429,21 @@ ROWS = [
         "the same, plus one notice",
         "hazard made visible (patch `schema-checks`)",
         _notice(r"Tool '[^']*': input_schema nests deeper"),
+        "schema-checks",
+    ),
+    Row(
+        "recursion-limit-wording",
+        "The same schema (deeper than Python's recursion limit lets jsonschema "
+        "check it)",
+        "every call is an error result: `maximum recursion depth exceeded "
+        "while calling a Python object`",
+        "every call is the same error result, worded after whichever "
+        "operation reached the limit (`... in comparison`, say)",
+        "consequence: the validator is built by other code than "
+        "`jsonschema.validate` (patch `compiled-argument-validators`)",
+        _recursion_wording,
+        "compiled-argument-validators",
+        always=False,
     ),
     Row(
         "non-object-top-notice",
@@ -373,6 +454,7 @@ ROWS = [
         "the same, plus one notice saying what the tool became",
         "hazard made visible (patch `json-schema-dicts`)",
         _notice(r"Tool '[^']*': input_schema has the top-level"),
+        "json-schema-dicts",
     ),
     Row(
         "duplicate-names-notice",
@@ -383,6 +465,7 @@ ROWS = [
         "the same, plus one notice naming the fields that differ",
         "hazard made visible (patch `tool-field-checks`)",
         _notice(r"SDK MCP server '[^']*' has two tools named"),
+        "tool-field-checks",
     ),
     Row(
         "unknown-class-notice",
@@ -393,6 +476,7 @@ ROWS = [
         "the same, plus one notice saying why",
         "hazard made visible (patch `pydantic-input-models`)",
         _notice(r"Tool '[^']*': input_schema .* is (neither|a typing_extensions)"),
+        "pydantic-input-models",
     ),
     Row(
         "pydantic-model",
@@ -406,6 +490,7 @@ ROWS = [
         "repair: upstream tells the model of no parameter and checks nothing "
         "(patch `pydantic-input-models`)",
         _model_class,
+        "pydantic-input-models",
     ),
     Row(
         "logs-of-a-repaired-call",
@@ -415,6 +500,7 @@ ROWS = [
         "logged when the fork's handler ran",
         "consequence of the repair that made the handler run",
         _consequence,
+        None,
     ),
     Row(
         "new-arguments",
@@ -424,15 +510,24 @@ ROWS = [
         "the tool is defined, listed and called",
         "opt-in: the feature itself",
         _new_argument,
+        None,
     ),
 ]
 
 
-def explain(difference: Difference) -> Row | None:
-    for row in ROWS:
+def explain(difference: Difference, rows: list[Row] | None = None) -> Row | None:
+    """The row of ``rows`` (default: all of them) that accounts for ``difference``."""
+    difference.allowed = rows
+    for row in ROWS if rows is None else rows:
         if row.matches(difference):
             return row
     return None
+
+
+def pull_request_rows(slug: str) -> list[Row]:
+    """The rows a pull request may show against pristine + its dependencies:
+    its own, and those any patch may show."""
+    return [row for row in ROWS if row.patch in (slug, None)]
 
 
 # ---------------------------------------------------------------------------

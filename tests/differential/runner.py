@@ -112,10 +112,19 @@ async def _drive(
     return out
 
 
+# The arguments a tool opts into new behaviour with (absent upstream).
+NEW_ARGUMENTS = ("strict", "input_examples", "extra_fields", "output_schema")
+
+
 def _declared(tool_def: Any) -> dict[str, Any]:
     """What a tool was defined with, as the differences table reads it."""
     declared = tool_def.input_schema
     entry: dict[str, Any] = {"name": tool_def.name, "kind": type(declared).__name__}
+    # Pull requests are compared on plain tools only (tests/differential/
+    # pull_request.py): a tool that uses a new argument opted into a change.
+    entry["opted_in"] = any(
+        getattr(tool_def, argument, None) is not None for argument in NEW_ARGUMENTS
+    )
     if isinstance(declared, dict):
         try:
             entry["json"] = json.loads(json.dumps(declared, allow_nan=False))
@@ -211,12 +220,21 @@ def _sabotage(name: str) -> None:
     if name != "faithful-types-for-every-tool":
         raise SystemExit(f"unknown sabotage {name!r}")
     import claude_agent_sdk
-    from claude_agent_sdk._internal import type_schema
 
-    # Through a variable: a type checker need not see the monkeypatch.
+    # Through a variable: a type checker need not see the monkeypatch. The
+    # one converter's switch forced on, also where it recurses.
     package: Any = claude_agent_sdk
-    package._python_type_to_json_schema = type_schema.type_to_schema
-    package._typeddict_to_json_schema = type_schema.typeddict_to_schema
+    types_of = package._python_type_to_json_schema
+    typeddict_of = package._typeddict_to_json_schema
+
+    def faithful_types(py_type: Any, faithful: bool = False) -> Any:
+        return types_of(py_type, faithful=True)
+
+    def faithful_typeddict(td_class: Any, faithful: bool = False) -> Any:
+        return typeddict_of(td_class, faithful=True)
+
+    package._python_type_to_json_schema = faithful_types
+    package._typeddict_to_json_schema = faithful_typeddict
 
 
 def main(argv: list[str]) -> int:

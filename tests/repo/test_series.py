@@ -113,6 +113,58 @@ def test_an_upstream_track_patch_is_a_mergeable_pull_request(patch: Path) -> Non
         assert word not in added.lower(), word
 
 
+@pytest.mark.parametrize("patch", forktool.tracks()["upstream"], ids=lambda p: p.name)
+def test_an_upstream_track_body_opens_with_what_it_does_for_a_claude_code_user(
+    patch: Path,
+) -> None:
+    body = forktool.patch_message(patch).split("\n\n", 2)[1]
+    assert body.startswith("For a Claude Code user today: "), body
+
+
+@pytest.mark.parametrize("patch", forktool.tracks()["upstream"], ids=lambda p: p.name)
+def test_an_upstream_track_patch_names_its_pinning_tests_machine_readably(
+    patch: Path,
+) -> None:
+    """What the pull_requests session checks on the baseline; here, that the
+    section parses and names test functions the patch adds."""
+    message = forktool.patch_message(patch)
+    pins = forktool.pinned_tests(patch)
+    # Said only in the section, which then lists at least one test.
+    assert ("existing behaviour" in message) == (forktool.PINS_HEADING in message)
+    assert bool(pins) == (forktool.PINS_HEADING in message)
+    added = set(
+        re.findall(
+            r"^\+\s*(?:async )?def (test_\w+)",
+            patch.read_text("utf-8").split("\n---\n", 1)[1],
+            flags=re.M,
+        )
+    )
+    for pin in pins:
+        function = pin.rpartition("::")[2].partition("[")[0]
+        assert function in added, (patch.name, pin)
+
+
+def test_upstream_track_patches_carry_the_projects_identity() -> None:
+    identity = (
+        f"From: {forktool.GIT_ENV['GIT_AUTHOR_NAME']}\n "
+        f"<{forktool.GIT_ENV['GIT_AUTHOR_EMAIL']}>"
+    )
+    for patch in forktool.tracks()["upstream"]:
+        head = patch.read_text("utf-8").split("\nSubject:", 1)[0]
+        assert identity in head, (patch.name, head)
+
+
+def test_the_fork_declares_every_dependency_the_series_declares_upstream(
+    tmp_path: Path,
+) -> None:
+    tree = forktool.build_tree(tmp_path / "tree")
+    forktool.require_applied(tree)
+    upstream = forktool.declared_dependencies(tree.path / "pyproject.toml")
+    fork = forktool.declared_dependencies(forktool.ROOT / "pyproject.toml")
+    assert "referencing" in upstream  # compiled-argument-validators declares it
+    assert set(upstream) <= set(fork), set(upstream) - set(fork)
+
+
 def test_fork_track_patches_say_so() -> None:
     for patch in forktool.tracks()["fork"]:
         assert "\nTrack: fork\n" in forktool.patch_message(patch), patch.name

@@ -112,6 +112,7 @@ class Case:
 
 SERVED = "serve-extra-tool-fields"
 FIELDS = "tool-field-checks"
+RESULTS = "tool-results"
 SCHEMAS = "schema-checks"
 STRICT = "strict-schema-checks"
 CASES = [
@@ -219,10 +220,17 @@ CASES = [
         ValueError,
     ),
     Case(
-        "extra-output-schema-type",
-        FIELDS,
-        '`outputSchema` without `"type": "object"`',
-        define(extra_fields={"outputSchema": {"type": "array"}}),
+        "output-schema-type",
+        RESULTS,
+        '`output_schema` without `"type": "object"`',
+        define(output_schema={"type": "array"}),
+        ValueError,
+    ),
+    Case(
+        "output-schema-in-extra-fields",
+        RESULTS,
+        "`outputSchema` through `extra_fields`",
+        define(extra_fields={"outputSchema": {"type": "object"}}),
         ValueError,
     ),
     Case(

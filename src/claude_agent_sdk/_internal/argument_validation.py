@@ -1,60 +1,110 @@
-"""Validate SDK tool arguments with a validator built once per tool.
+"""Validate SDK tool arguments with a validator kept per tool.
 
 ``jsonschema.validate`` checks the schema against its metaschema before it
 looks at the instance. That check is most of the cost of an in-process tool
-call, and its answer never changes for a given tool, so the validator is
-built (and the schema checked) once, on the tool's first call, and kept.
+call, and its answer only changes when the schema does, so each tool's
+validator is built (and the schema checked) on its first call and kept while
+the schema compares equal to a copy taken then: a schema dict changed in
+place is checked and enforced as changed on the next call, as it would be
+by ``jsonschema.validate``.
+
+References are resolved within the schema only. ``jsonschema.validate``
+fetches a ``$ref`` to another document (``https:``, ``file:``, a relative
+URI) with a blocking request inside the event loop, on every call; here the
+part of the arguments such a reference governs is accepted unchecked, and a
+warning is logged once per tool and reference.
 """
 
 from __future__ import annotations
 
+import copy
+import logging
+from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+logger = logging.getLogger(__name__)
+
 
 class _Unfetched(dict[str, Any]):
-    """Stands in for a document outside the tool's schema: it is never
-    fetched, and every part of it (any JSON Pointer into it) accepts any
-    value, as an empty schema does."""
+    """Stands in for a document outside the tool's schema: every part of it
+    (any JSON Pointer into it) accepts any value, as an empty schema does."""
 
     def __missing__(self, key: str) -> _Unfetched:
         return _Unfetched()
 
 
+class ToolValidator:
+    """The validator ``jsonschema.validate`` would build for a tool's schema.
+
+    Same dialect choice and the same metaschema check, so a broken schema
+    raises ``jsonschema.SchemaError`` exactly as ``jsonschema.validate``
+    would; rebuilt when the schema no longer equals the copy it was built
+    from.
+    """
+
+    def __init__(self, tool_name: str, schema: dict[str, Any]) -> None:
+        self._tool_name = tool_name
+        self._schema = schema
+        self._not_fetched: set[str] = set()
+        self._registry: Registry[Any] = Registry(retrieve=self._retrieve)  # type: ignore[call-arg]
+        self._snapshot: Any = None
+        self._validator: Any = None
+        self._build()
+
+    def _build(self) -> None:
+        snapshot: Any
+        try:
+            snapshot = copy.deepcopy(self._schema)
+        except Exception:  # not copyable: rebuilt on every call, as before
+            snapshot = object()
+        validator_class = jsonschema.validators.validator_for(self._schema)
+        validator_class.check_schema(self._schema)
+        self._validator = validator_class(self._schema, registry=self._registry)
+        self._snapshot = snapshot
+
+    def iter_errors(self, instance: Any) -> Iterator[Any]:
+        try:
+            unchanged = bool(self._schema == self._snapshot)
+        except Exception:
+            unchanged = False
+        if not unchanged:
+            self._build()
+        errors: Iterator[Any] = self._validator.iter_errors(instance)
+        return errors
+
+    def _retrieve(self, uri: str) -> Resource[Any]:
+        if uri not in self._not_fetched:
+            self._not_fetched.add(uri)
+            logger.warning(
+                "Tool '%s': $ref %r names another document, which is not "
+                "fetched; the arguments it governs are not checked",
+                self._tool_name,
+                uri,
+            )
+        return DRAFT202012.create_resource(_Unfetched())
+
+
+def compile_validator(tool_name: str, schema: dict[str, Any]) -> ToolValidator:
+    """The validator of ``tool_name``'s ``schema`` (``SchemaError`` if broken)."""
+    return ToolValidator(tool_name, schema)
+
+
+def argument_error(validator: ToolValidator, arguments: dict[str, Any]) -> str | None:
+    """The message ``jsonschema.validate`` would raise for ``arguments``, if any."""
+    error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
+    return None if error is None else str(error.message)
+
+
 def _unfetched(uri: str) -> Resource[Any]:
-    # jsonschema would otherwise fetch a remote ``$ref`` with a blocking
-    # request on every call, inside the event loop (and fail the call when
-    # it cannot). The tool keeps working; what the reference names is not
-    # checked.
     return DRAFT202012.create_resource(_Unfetched())
 
 
 OFFLINE_REGISTRY: Registry[Any] = Registry(retrieve=_unfetched)  # type: ignore[call-arg]
-"""The SDK's one reference registry: it never fetches a document.
-
-Every validator the SDK builds uses it, and so does the definition-time
-reference walk (``schema_graph.SchemaGraph``), which reports a reference
-that lands in a stand-in document as external.
-"""
-
-
-def compile_validator(schema: dict[str, Any]) -> Any:
-    """Build the validator ``jsonschema.validate`` would build for ``schema``.
-
-    Same dialect choice and the same metaschema check, so a broken schema
-    raises ``jsonschema.SchemaError`` exactly as ``jsonschema.validate``
-    would; but references are only resolved within the schema itself, and
-    one to another document accepts any value there.
-    """
-    validator_class = jsonschema.validators.validator_for(schema)
-    validator_class.check_schema(schema)
-    return validator_class(schema, registry=OFFLINE_REGISTRY)
-
-
-def argument_error(validator: Any, arguments: dict[str, Any]) -> str | None:
-    """The message ``jsonschema.validate`` would raise for ``arguments``, if any."""
-    error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
-    return None if error is None else str(error.message)
+"""A reference registry that never fetches a document: a reference to one
+lands in a stand-in that accepts any value. The definition-time reference
+walk (``schema_graph.SchemaGraph``) uses it, and reports a reference that
+lands in a stand-in document as external."""

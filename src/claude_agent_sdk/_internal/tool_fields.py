@@ -20,7 +20,6 @@ from mcp.types import Tool
 from .argument_validation import argument_error, compile_validator
 from .notices import notice_logger
 from .pydantic_models import example_to_json, is_model_class
-from .schema_checks import check_input_schema
 
 # Top-level fields of a tools/list entry the SDK builds, and how to set each.
 SDK_BUILT_TOOL_FIELDS = {
@@ -31,6 +30,7 @@ SDK_BUILT_TOOL_FIELDS = {
     "_meta": "ToolAnnotations(maxResultSizeChars=...) or strict",
     "strict": "the strict argument",
     "input_examples": "the input_examples argument",
+    "outputSchema": "the output_schema argument",
 }
 
 # Wire names of the fields the installed mcp's Tool model defines.
@@ -149,7 +149,7 @@ def _check_examples_match(
 ) -> None:
     where = f"Tool '{name}': input_examples"
     try:
-        validator = compile_validator(schema)
+        validator = compile_validator(name, schema)
     except jsonschema.SchemaError as e:
         raise ValueError(
             f"{where} cannot be checked: the input schema is not a valid "
@@ -186,10 +186,6 @@ def _check_extra_fields(name: str, fields: Any) -> dict[str, Any] | None:
         except (TypeError, ValueError) as e:
             raise type(e)(f"Tool '{name}': {e}") from None
     _check_mcp_tool_fields(where, copies)
-    if "outputSchema" in copies:
-        # Every result is checked against it: it must not fail every call.
-        field = "extra_fields['outputSchema']"
-        check_input_schema(name, copies["outputSchema"], opted_in=True, field=field)
     return copies
 
 
@@ -211,20 +207,6 @@ def _check_mcp_tool_fields(where: str, fields: dict[str, Any]) -> None:
         path = "".join(f"[{part!r}]" for part in error["loc"])
         raise ValueError(
             f"{where}{path} is not valid for the MCP Tool model: {error['msg']}"
-        ) from None
-    output_schema = fields.get("outputSchema")
-    if output_schema is None:
-        return
-    if output_schema.get("type") != "object":
-        raise ValueError(
-            f"{where}['outputSchema'] must describe an object "
-            '("type": "object"), as MCP requires of a tool\'s output schema'
-        )
-    try:
-        compile_validator(output_schema)
-    except jsonschema.SchemaError as e:
-        raise ValueError(
-            f"{where}['outputSchema'] is not a valid JSON Schema: {e.message}"
         ) from None
 
 

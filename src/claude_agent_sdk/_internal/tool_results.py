@@ -1,45 +1,82 @@
-"""Turn an SDK tool handler's result dict into a ``CallToolResult`` safely.
-
-A handler may return ``structuredContent`` (``structured_content`` works
-too), and a tool that declares an ``outputSchema`` must, per MCP, return
-matching structured content on every non-error result; Claude Code fails
-the whole call otherwise. Anything wrong with a result becomes an error
-result for that call, naming the tool, so the model reads what went wrong.
-Nothing a handler returns may reach mcp's serializer unchecked: on mcp 1.x
-a value it cannot serialize ends the server for the rest of the session.
-"""
+"""A tool's ``output_schema`` and its results' ``structuredContent``: anything
+wrong with such a result is an error result naming the tool (on mcp 1.x a
+value mcp cannot serialize would end the server for the session)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
 from mcp.types import CallToolResult
 
-from .argument_validation import compile_validator
+
+def check_output_schema(tool_name: str, schema: Any) -> dict[str, Any] | None:
+    """A JSON copy of a tool's ``output_schema`` (what is listed is what results
+    are checked against), or TypeError/ValueError naming the tool and field."""
+    if schema is None:
+        return None
+    where = f"Tool '{tool_name}': output_schema"
+    if not isinstance(schema, dict):
+        raise TypeError(
+            f"{where} must be a dict (a JSON Schema), got {type(schema).__name__}"
+        )
+    try:  # no NaN, infinity, set, non-str key, ...
+        copy: dict[str, Any] = json.loads(json.dumps(schema, allow_nan=False))
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{where} is not JSON: {e}") from None
+    if copy.get("type") != "object":
+        raise ValueError(
+            f'{where} must have "type": "object" (MCP requires a tool\'s '
+            f"structured output to be a JSON object), got {copy.get('type')!r}"
+        )
+    try:
+        output_validator(copy).check_schema(copy)
+    except jsonschema.SchemaError as e:
+        at = "".join(f"[{part!r}]" for part in e.path)
+        raise ValueError(
+            f"{where}{at} is not a valid JSON Schema: {e.message}"
+        ) from None
+    for at, ref in _outside_references(copy):
+        raise ValueError(
+            f"{where}{at} refers to another document ({ref!r}), which would be "
+            "fetched on every call; copy it into $defs and refer to it as "
+            "'#/$defs/...'"
+        )
+    return copy
 
 
-def output_validator(output_schema: Any) -> Any:
-    """The validator for a tool's ``outputSchema``, or None without one."""
+def _outside_references(value: Any, at: str = "") -> Iterator[tuple[str, str]]:
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _outside_references(item, f"{at}[{index}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if key in ("$ref", "$dynamicRef") and isinstance(item, str):
+                if not item.startswith("#"):
+                    yield f"{at}[{key!r}]", item
+            elif key not in ("const", "default", "enum", "examples"):  # data
+                yield from _outside_references(item, f"{at}[{key!r}]")
+
+
+def output_validator(output_schema: dict[str, Any] | None) -> Any:
+    """The validator of a checked ``output_schema``, or None without one."""
     if output_schema is None:
         return None
-    return compile_validator(output_schema)
+    return jsonschema.validators.validator_for(
+        output_schema, default=jsonschema.Draft202012Validator
+    )(output_schema)
 
 
 def tool_result(
-    tool_name: str,
-    payload: dict[str, Any],
-    result: dict[str, Any],
-    validator: Any,
+    tool_name: str, content: list[Any], result: dict[str, Any], validator: Any
 ) -> CallToolResult:
-    """``payload`` (content and isError) plus ``result``'s structured content.
-
-    ``validator`` checks the tool's ``outputSchema``; None for a tool
-    without one. Error results are not checked, as in MCP. A result that
-    fails a check raises ``ValueError`` naming the tool and the problem, for
-    the caller to answer as an error result.
-    """
+    """The result of a tool with an output schema: ``content`` (converted),
+    ``result``'s ``is_error`` and structured content, checked with
+    ``validator`` unless it is an error result, as in MCP; else
+    ``ValueError`` naming the tool and the problem."""
+    payload = {"content": content, "isError": result.get("is_error", False)}
     structured = result.get("structuredContent", result.get("structured_content"))
     if structured is not None:
         payload["structuredContent"] = structured
@@ -54,34 +91,28 @@ def tool_result(
 
 def _problem(tool_name: str, payload: dict[str, Any], validator: Any) -> str | None:
     structured = payload.get("structuredContent")
+    returned = f"Tool '{tool_name}' returned"
     if structured is not None:
         if not isinstance(structured, dict):
             return (
-                f"Tool '{tool_name}' returned structuredContent that is not a "
-                f"JSON object (got {type(structured).__name__})"
+                f"{returned} structuredContent that is not a JSON object "
+                f"(got {type(structured).__name__})"
             )
-        try:
-            # Strict JSON: NaN would be written as null, a cycle or bytes
-            # would fail inside mcp's serializer.
+        try:  # NaN would be written as null; a cycle or bytes fail in mcp
             json.dumps(structured, allow_nan=False)
         except (TypeError, ValueError, RecursionError) as e:
-            return (
-                f"Tool '{tool_name}' returned structuredContent that is not JSON: {e}"
-            )
-    if validator is None or payload.get("isError"):
+            return f"{returned} structuredContent that is not JSON: {e}"
+    if payload.get("isError"):
         return None
     if structured is None:
-        return (
-            f"Tool '{tool_name}' declares an outputSchema but returned no "
-            "structuredContent"
-        )
+        return f"{returned} no structuredContent, which its output_schema requires"
     try:
         error = jsonschema.exceptions.best_match(validator.iter_errors(structured))
-    except Exception as e:  # an unresolvable $ref, say
-        return f"Tool '{tool_name}': its outputSchema cannot be checked: {e}"
+    except Exception as e:  # a local $ref to nothing, say
+        return f"Tool '{tool_name}': its output_schema cannot be checked: {e}"
     if error is None:
         return None
     return (
-        f"Tool '{tool_name}' returned structuredContent that does not match its "
-        f"outputSchema: {error.message} (at {error.json_path})"
+        f"{returned} structuredContent that does not match its output_schema: "
+        f"{error.message} (at {error.json_path})"
     )

@@ -1,37 +1,33 @@
-"""JSON Schema (2020-12) for the Python types in a ``@tool`` input schema.
+"""The faithful schema of Python types the one converter has no branch for.
 
+``claude_agent_sdk._python_type_to_json_schema(py_type, faithful=True)`` (a
+tool with ``strict=True`` or ``input_examples``) calls into this module for
+what it would otherwise serve as ``{"type": "string"}``, and for each
+TypedDict field, so that its messages name the tool and the parameter.
 Every type is served the way the handler receives it: the CLI sends JSON, so
-a tuple or set arrives as a list, an Enum as its member's value, a date or a
-UUID as a string, and a dict's keys as strings. A type with no JSON Schema
-equivalent is served as ``{"type": "string"}``, as it always has been, with a
-``UserWarning`` naming it, so no definition that worked before is refused.
+a tuple or set arrives as a list and a dict's keys as strings. A type with
+no JSON Schema equivalent is served as ``{"type": "string"}``, as it always
+has been, with a ``UserWarning`` naming it, so no definition that worked
+before is refused.
 """
 
+from __future__ import annotations
+
 import collections.abc as abc
-import datetime
-import enum
-import math
 import sys
-import types
-import uuid
 import warnings
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, get_args, get_origin
 
 if sys.version_info >= (3, 11):
-    from typing import get_type_hints, is_typeddict
-else:
-    # On 3.10, stdlib is_typeddict doesn't recognize typing_extensions.TypedDict
-    # subclasses, and stdlib get_type_hints doesn't strip NotRequired markers.
-    from typing_extensions import get_type_hints, is_typeddict
+    from typing import get_type_hints
+else:  # 3.10's does not strip NotRequired markers
+    from typing_extensions import get_type_hints
 
-_FORMATS: dict[Any, str] = {
-    datetime.datetime: "date-time",  # before date: a datetime is a date
-    datetime.date: "date",
-    datetime.time: "time",
-    uuid.UUID: "uuid",
-}
-_SIMPLE: dict[Any, str] = {str: "string", int: "integer", float: "number"}
-_SIMPLE.update({bool: "boolean", types.NoneType: "null", None: "null"})
+Convert = Callable[[Any], dict[str, Any]]
+
 _CONTAINERS: dict[Any, str] = {
     **dict.fromkeys((dict, abc.Mapping, abc.MutableMapping), "object"),
     **dict.fromkeys((list, tuple, abc.Sequence, abc.MutableSequence), "array"),
@@ -39,31 +35,119 @@ _CONTAINERS: dict[Any, str] = {
     **dict.fromkeys((set, frozenset, abc.Set, abc.MutableSet), "set"),  # arrays
 }
 
+# (tool, parameter path, TypedDicts being converted) of the current conversion.
+_WHERE: ContextVar[tuple[str | None, str | None, tuple[type, ...]]] = ContextVar(
+    "type_schema_where", default=(None, None, ())
+)
+
 
 def type_to_schema(
     py_type: Any, *, tool_name: str | None = None, parameter: str | None = None
 ) -> dict[str, Any]:
-    """Convert a Python type annotation to the JSON Schema of its values.
+    """The faithful JSON Schema of ``py_type``, by the one converter.
 
     ``tool_name`` and ``parameter`` only name the type in warnings and errors.
     A type nested deeper than Python's recursion limit allows (about 980
     levels) raises a ``TypeError`` naming them rather than a bare
     ``RecursionError``; upstream's converter failed at the same depth.
     """
+    from .. import _python_type_to_json_schema  # the package imports this module
+
+    token = _WHERE.set((tool_name, parameter, ()))
     try:
-        return _convert(py_type, (), tool_name, parameter)
+        return _python_type_to_json_schema(py_type, faithful=True)
     except RecursionError:
         raise _too_deep(tool_name, parameter) from None
+    finally:
+        _WHERE.reset(token)
 
 
 def typeddict_to_schema(
     td_class: type, *, tool_name: str | None = None
 ) -> dict[str, Any]:
-    """Convert a TypedDict class to the JSON Schema of an object; its keys
-    are the tool's parameters. A TypedDict that contains itself raises a
-    ``TypeError`` naming it: its schema has no finite form without
-    ``$defs``/``$ref``, which an author can write as a JSON Schema dict."""
+    """The faithful schema of a TypedDict whose keys are the tool's parameters.
+    A TypedDict that contains itself raises a ``TypeError`` naming it: its
+    schema has no finite form without ``$defs``/``$ref``, which an author can
+    write as a JSON Schema dict."""
     return type_to_schema(td_class, tool_name=tool_name)
+
+
+def typeddict_hints(td_class: type) -> dict[str, Any]:
+    """``td_class``'s field types, or a ``TypeError`` naming it when it
+    contains itself or is nested too deeply."""
+    tool, param, within = _WHERE.get()
+    if td_class in within:
+        raise TypeError(
+            f"{_where(tool, param)} has type {td_class.__name__}, a TypedDict "
+            "that contains itself, which has no finite schema (pass a JSON "
+            "Schema dict with $defs/$ref instead)"
+        )
+    try:  # get_type_hints walks each annotation as deep as it goes
+        return get_type_hints(td_class, include_extras=True)
+    except RecursionError:
+        what = f"TypedDict {td_class.__name__} with a field"
+        raise _too_deep(tool, param, what) from None
+
+
+def field_schema(
+    td_class: type, field: str, field_type: Any, convert: Convert
+) -> dict[str, Any]:
+    """``convert(field_type)`` for ``field`` of ``td_class``, named by its path."""
+    tool, param, within = _WHERE.get()
+    path = f"{param}.{field}" if param else field
+    with _within(tool, path, (*within, td_class)):
+        try:
+            return convert(field_type)
+        except RecursionError:
+            raise _too_deep(tool, path) from None
+
+
+@contextmanager
+def _within(
+    tool: str | None, param: str | None, within: tuple[type, ...]
+) -> Iterator[None]:
+    token = _WHERE.set((tool, param, within))
+    try:
+        yield
+    finally:
+        _WHERE.reset(token)
+
+
+def more_schema(py_type: Any, convert: Convert) -> dict[str, Any]:
+    """The faithful schema of a type the converter has no branch for: a
+    ``NewType`` as its supertype, tuples, sets and the abstract collections
+    as arrays or objects; any other type a string, with a warning."""
+    if hasattr(py_type, "__supertype__"):  # NewType
+        return convert(py_type.__supertype__)
+    origin, args = get_origin(py_type), get_args(py_type)
+    container = origin or py_type
+    kind = next((v for k, v in _CONTAINERS.items() if k is container), None)
+    if kind == "object":
+        schema: dict[str, Any] = {"type": "object"}
+        if args:  # JSON keys are strings whatever K is; the handler gets str
+            values = convert(args[-1])
+            schema.update({"additionalProperties": values} if values else {})
+        return schema
+    if kind is None:
+        return _fallback(py_type)
+    schema = {"type": "array"}
+    if container is tuple and hasattr(py_type, "__args__"):
+        if args in ((), ((),)):  # tuple[()]; typing.Tuple[()] on 3.10
+            return {"type": "array", "maxItems": 0}
+        if not (len(args) == 2 and args[1] is Ellipsis):  # fixed length
+            items = [convert(a) for a in args]
+            return {
+                **schema,
+                "prefixItems": items,
+                "items": False,
+                "minItems": len(items),
+                "maxItems": len(items),
+            }
+    item = convert(args[0]) if args else {}
+    schema.update({"items": item} if item else {})
+    if kind == "set":
+        schema["uniqueItems"] = True
+    return schema
 
 
 def _where(tool_name: str | None, parameter: str | None) -> str:
@@ -89,9 +173,10 @@ def _name(py_type: Any) -> str:
     return repr(py_type)
 
 
-def _fallback(py_type: Any, tool: str | None, param: str | None) -> dict[str, Any]:
+def _fallback(py_type: Any) -> dict[str, Any]:
     """Upstream's schema for a type it does not know, now with a warning: the
     handler gets a string (or validation refuses the call), not that type."""
+    tool, param, _ = _WHERE.get()
     warnings.warn(
         f"{_where(tool, param)} has type {_name(py_type)}, which has no JSON Schema "
         "equivalent; it is served as a string",
@@ -99,117 +184,3 @@ def _fallback(py_type: Any, tool: str | None, param: str | None) -> dict[str, An
         stacklevel=2,
     )
     return {"type": "string"}
-
-
-def _lookup(table: dict[Any, str], py_type: Any) -> str | None:
-    """``table[py_type]`` by identity: a type may be unhashable or deep."""
-    return next((v for k, v in table.items() if k is py_type), None)
-
-
-def _enum(values: Any) -> dict[str, Any] | None:
-    """``enum`` of JSON scalars, typed when uniform; ``None`` if a value is
-    not JSON (bytes, inf, a tuple), which keeps upstream's string schema."""
-    kinds: set[str] = set()
-    out: list[Any] = []
-    for value in values:
-        value = value.value if isinstance(value, enum.Enum) else value
-        kind = _lookup(_SIMPLE, type(value))
-        if kind is None or (kind == "number" and not math.isfinite(value)):
-            return None
-        kinds.add(kind)
-        out.append(value)
-    if not out:
-        return None
-    kinds = {"number"} if kinds == {"integer", "number"} else kinds
-    return {"type": kinds.pop(), "enum": out} if len(kinds) == 1 else {"enum": out}
-
-
-def _convert(
-    py_type: Any, within: tuple[type, ...], tool: str | None, param: str | None
-) -> dict[str, Any]:
-    origin, args = get_origin(py_type), get_args(py_type)
-    # NotRequired/Required/ReadOnly survive include_extras=True; unwrap them
-    if getattr(origin, "_name", None) in ("NotRequired", "Required", "ReadOnly"):
-        return _convert(args[0], within, tool, param)
-    if origin is Annotated:  # the first string in the metadata describes it
-        described = _convert(args[0], within, tool, param)
-        for meta in args[1:]:
-            if isinstance(meta, str):
-                described["description"] = meta
-                break
-        return described
-    if (json_type := _lookup(_SIMPLE, py_type)) is not None:
-        return {"type": json_type}
-    if (string_format := _lookup(_FORMATS, py_type)) is not None:
-        return {"type": "string", "format": string_format}
-    if py_type is Any:
-        return {}
-    if hasattr(py_type, "__supertype__"):  # NewType
-        return _convert(py_type.__supertype__, within, tool, param)
-    if origin is Union or isinstance(py_type, types.UnionType):
-        return {"anyOf": [_convert(a, within, tool, param) for a in args]}
-    # A Flag's combined values are no enum of its members: upstream's string
-    if origin is Literal or (
-        isinstance(py_type, enum.EnumMeta) and not issubclass(py_type, enum.Flag)
-    ):
-        return _enum(args if origin is Literal else py_type) or _fallback(
-            py_type, tool, param
-        )
-    container = origin or py_type
-    kind = _lookup(_CONTAINERS, container)
-    if kind == "object":
-        schema: dict[str, Any] = {"type": "object"}
-        if args:  # JSON keys are strings whatever K is; the handler gets str
-            values = _convert(args[-1], within, tool, param)
-            schema.update({"additionalProperties": values} if values else {})
-        return schema
-    if kind is not None:  # an array
-        schema = {"type": "array"}
-        if container is tuple and hasattr(py_type, "__args__"):
-            if args in ((), ((),)):  # tuple[()]; typing.Tuple[()] on 3.10
-                return {"type": "array", "maxItems": 0}
-            if not (len(args) == 2 and args[1] is Ellipsis):  # fixed length
-                items = [_convert(a, within, tool, param) for a in args]
-                return {
-                    **schema,
-                    "prefixItems": items,
-                    "items": False,
-                    "minItems": len(items),
-                    "maxItems": len(items),
-                }
-        item = _convert(args[0], within, tool, param) if args else {}
-        schema.update({"items": item} if item else {})
-        if kind == "set":
-            schema["uniqueItems"] = True
-        return schema
-    if is_typeddict(py_type):
-        return _typeddict(py_type, within, tool, param)
-    return _fallback(py_type, tool, param)  # str/ForwardRef too, as upstream
-
-
-def _typeddict(
-    td_class: type, within: tuple[type, ...], tool: str | None, param: str | None
-) -> dict[str, Any]:
-    if td_class in within:
-        raise TypeError(
-            f"{_where(tool, param)} has type {td_class.__name__}, a TypedDict "
-            "that contains itself, which has no finite schema (pass a JSON "
-            "Schema dict with $defs/$ref instead)"
-        )
-    try:  # get_type_hints walks each annotation as deep as it goes
-        hints = get_type_hints(td_class, include_extras=True)
-    except RecursionError:
-        what = f"TypedDict {td_class.__name__} with a field"
-        raise _too_deep(tool, param, what) from None
-    properties: dict[str, Any] = {}
-    for field, field_type in hints.items():
-        path = f"{param}.{field}" if param else field
-        try:
-            properties[field] = _convert(field_type, (*within, td_class), tool, path)
-        except RecursionError:
-            raise _too_deep(tool, path) from None
-    required = getattr(td_class, "__required_keys__", set(properties))
-    schema: dict[str, Any] = {"type": "object", "properties": properties}
-    if required:
-        schema["required"] = sorted(required)
-    return schema
