@@ -19,11 +19,9 @@ from typing import Any
 
 import jsonschema
 import pytest
-
-from claude_agent_sdk import create_sdk_mcp_server, tool
-
 from hypothesis import HealthCheck, given, settings
 
+from claude_agent_sdk import create_sdk_mcp_server, tool
 from tests.strict.test_strict_closing import schemas as closing_schemas
 from tests.strict.test_strict_properties import tool_schemas
 
@@ -198,7 +196,7 @@ def test_a_strict_tool_builds_its_schema_graph_once(
     built: list[Any] = []
     build = SchemaGraph.build.__func__  # type: ignore[attr-defined]
 
-    def counting(cls: type[SchemaGraph], document: Any, **kw: Any) -> SchemaGraph:
+    def counting(cls: type[SchemaGraph], /, document: Any, **kw: Any) -> SchemaGraph:
         built.append(document)
         return build(cls, document, **kw)  # type: ignore[no-any-return]
 
@@ -298,7 +296,7 @@ def _by_copy(schema: Any, describe: bool) -> Any:
     violations = builder.violations
     if closed.get("type", "object") not in ("object", ["object"]):
         violations = strict_schema.root_violations(closed) + violations
-    return served, strict_schema.python_patterns(closed, plain=True), violations
+    return served, schema_graph.python_patterns(closed, plain=True), violations
 
 
 def _by_graph(schema: Any, describe: bool, whole: bool) -> Any:

@@ -255,7 +255,8 @@ def _unsupported_regex(pattern: str) -> bool:
                 return True
             count = repeated
             if name in ("MAX_REPEAT", "MIN_REPEAT"):
-                low, high = arg[0], arg[1]
+                repeat: Any = arg  # (low, high, subpattern)
+                low, high = repeat[0], repeat[1]
                 bound = low if high is constants.MAXREPEAT else high
                 count = repeated * max(bound, 1)
                 if bound > 1 and count > 100:

@@ -149,7 +149,7 @@ def test_input_examples_are_held_to_the_authors_rules() -> None:
 
 def _descriptions(schema: Any) -> str:
     if isinstance(schema, dict):
-        own = schema.get("description", "")
+        own = str(schema.get("description", ""))
         return own + "".join(_descriptions(v) for v in schema.values())
     if isinstance(schema, list):
         return "".join(map(_descriptions, schema))

@@ -479,7 +479,9 @@ RULES: tuple[Rule, ...] = (
         source=JUDGEMENT,
         why="the page lists no tuple keyword; every element matches the "
         "schema of its position, so `items: {anyOf: [those schemas]}` admits "
-        "every tuple the author's admits",
+        "every tuple the author's admits (a pydantic model's tuple field is "
+        "checked by the model)",
+        pydantic_enforces=True,
         label="`prefixItems` (and draft 7's `items: [...]` with `additionalItems`)",
         note=": `items` becomes the `anyOf` of the position schemas (and of "
         "`items`, unless `false`); the positions are written in words",
@@ -1725,6 +1727,10 @@ _KEPT, _DESCRIBED = Served.KEPT, Served.DESCRIBED
 _NORMALIZED, _REFUSED = Served.NORMALIZED, Served.REFUSED
 
 
+def _is_count(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
 def _tuple_rest(schema: dict[str, Any]) -> str | None:
     """The keyword for the elements after a tuple's positions, if a tuple."""
     if "prefixItems" in schema:
@@ -2248,17 +2254,21 @@ class _Builder:
         the ``anyOf`` of the position schemas and the rest's."""
         rule = rule_for("prefixItems", value)
         rest_key = _tuple_rest(schema)
-        if not self.describe:
+        if not (self.describe or rule.pydantic_enforces):
             self.violation((*path, key), rule, key, value)
             out[key] = value
             return
         words.append((key, value))
         rest = schema.get(rest_key, True) if rest_key else True
+        most = schema.get("maxItems")
+        if _is_count(most) and most <= len(value):
+            rest = False  # no element after the positions
         if rest is True or rest == {}:
             return  # the elements after the positions are free: so is every one
         branches = [self.node(sub, (*path, key, i)) for i, sub in enumerate(value)]
         if rest is False:
-            words.append((str(rest_key), False))
+            if schema.get(rest_key) is False:
+                words.append((str(rest_key), False))
         else:
             branches.append(self.node(rest, (*path, str(rest_key))))
         unique: dict[str, Any] = {}
