@@ -1727,10 +1727,6 @@ _KEPT, _DESCRIBED = Served.KEPT, Served.DESCRIBED
 _NORMALIZED, _REFUSED = Served.NORMALIZED, Served.REFUSED
 
 
-def _is_count(value: Any) -> bool:
-    return type(value) is int and value >= 0
-
-
 def _tuple_rest(schema: dict[str, Any]) -> str | None:
     """The keyword for the elements after a tuple's positions, if a tuple."""
     if "prefixItems" in schema:
@@ -2261,14 +2257,14 @@ class _Builder:
         words.append((key, value))
         rest = schema.get(rest_key, True) if rest_key else True
         most = schema.get("maxItems")
-        if _is_count(most) and most <= len(value):
+        if type(most) is int and 0 <= most <= len(value):
             rest = False  # no element after the positions
         if rest is True or rest == {}:
             return  # the elements after the positions are free: so is every one
         branches = [self.node(sub, (*path, key, i)) for i, sub in enumerate(value)]
         if rest is False:
-            if schema.get(rest_key) is False:
-                words.append((str(rest_key), False))
+            if rest_key is not None and schema.get(rest_key) is False:
+                words.append((rest_key, False))
         else:
             branches.append(self.node(rest, (*path, str(rest_key))))
         unique: dict[str, Any] = {}
