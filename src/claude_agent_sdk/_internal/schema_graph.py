@@ -99,10 +99,10 @@ PLAIN_DIALECTS = frozenset(
         for tail in ("", "#")
     }
 )  # fmt: skip
-_LOCAL_POINTER = re.compile(r"#(/[^%]*)?\Z")
+LOCAL_POINTER = re.compile(r"#(/[^%]*)?\Z")
 
 
-def _follow(document: Any, ref: str) -> tuple[Path | None, Any]:
+def follow(document: Any, ref: str) -> tuple[Path | None, Any]:
     """Where the local JSON Pointer ``ref`` (``#/$defs/a``) leads, and what
     is there; (None, None) when it leads nowhere."""
     path: list[str | int] = []
@@ -456,9 +456,9 @@ class SchemaGraph:
                     elif key in _SUBSCHEMAS:
                         children.append(((*path, key), child))
                     elif key == "$ref":
-                        if kind is not str or not _LOCAL_POINTER.match(child):
+                        if kind is not str or not LOCAL_POINTER.match(child):
                             return False
-                        target, contents = _follow(document, child)
+                        target, contents = follow(document, child)
                         if target is None:
                             problem: str | None = "nowhere"
                         elif isinstance(contents, dict | list):

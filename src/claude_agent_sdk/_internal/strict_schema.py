@@ -68,11 +68,13 @@ from functools import partial
 from typing import Any, NamedTuple
 
 from .schema_graph import (
+    LOCAL_POINTER,
     MAX_SCHEMA_DEPTH,
     MAX_SCHEMA_POSITIONS,
     PLAIN_DIALECTS,
     Reference,
     SchemaGraph,
+    follow,
     json_copy,
     pointer,
     python_patterns,
@@ -1727,6 +1729,14 @@ _KEPT, _DESCRIBED = Served.KEPT, Served.DESCRIBED
 _NORMALIZED, _REFUSED = Served.NORMALIZED, Served.REFUSED
 
 
+def _detached(value: Any) -> Any:
+    """``value`` (plain JSON), not shared with the document the enforced form
+    is later closed in."""
+    if type(value) is dict or type(value) is list:
+        return json.loads(json.dumps(value))
+    return value
+
+
 def _tuple_rest(schema: dict[str, Any]) -> str | None:
     """The keyword for the elements after a tuple's positions, if a tuple."""
     if "prefixItems" in schema:
@@ -2004,17 +2014,20 @@ class _Builder:
             closed[key] = copy
             if served_as is _KEPT:
                 served[key] = copy
-            elif served_as is _DESCRIBED:
-                if rule.narrows and not self.describe:
-                    self.violation((*path, key), rule, key, copy)
-                    served[key] = copy
-                elif words is None:
-                    words = [(key, copy)]
+                continue
+            if served_as is Served.NOT_SERVED:
+                continue
+            # Served, said or reported as the author wrote it (as the graph's
+            # build does): closing is the SDK's.
+            written = copy if copy is value else _plain(value, inner)
+            if served_as is _DESCRIBED and (self.describe or not rule.narrows):
+                if words is None:
+                    words = [(key, written)]
                 else:
-                    words.append((key, copy))
-            elif served_as is _REFUSED:
-                self.violation((*path, key), rule, key, copy)
-                served[key] = copy
+                    words.append((key, written))
+            else:  # refused, or described where nothing enforces it
+                self.violation((*path, key), rule, key, written)
+                served[key] = written
         if extra_all_of:
             served.setdefault("allOf", []).extend(extra_all_of)
         if "additionalProperties" not in closed and _is_object_schema(closed):
@@ -2103,7 +2116,7 @@ class _Builder:
             elif served_as is _DESCRIBED:
                 if rule.narrows and not self.describe:
                     self.violation((*path, key), rule, key, value)
-                    out[key] = value
+                    out[key] = _detached(value)
                 elif words is None:
                     words = [(key, value)]
                 else:
@@ -2125,7 +2138,7 @@ class _Builder:
                 # unevaluatedProperties: false is closed below
             elif served_as is _REFUSED:
                 self.violation((*path, key), rule, key, value)
-                out[key] = value
+                out[key] = _detached(value)
             # not served: left out
         if extra_all_of:
             out.setdefault("allOf", []).extend(extra_all_of)
@@ -2194,8 +2207,12 @@ class _Builder:
             self.violation((*path, "$ref"), _NAMED_RULES[name], "$ref", ref=ref)
             return ref
         target = reference.target
-        if target is None:
-            return ref  # a boolean schema
+        if target is None:  # a boolean schema: served where the pointer reads
+            if not LOCAL_POINTER.match(ref):
+                return ref
+            target, _ = follow(self.graph.document, ref)  # type: ignore[union-attr]
+            if target is None:
+                return ref
         self._served_refs.append((path, target))
         if self.as_is or _unserved_place(target) is None:
             return pointer(target)
@@ -2252,7 +2269,7 @@ class _Builder:
         rest_key = _tuple_rest(schema)
         if not (self.describe or rule.pydantic_enforces):
             self.violation((*path, key), rule, key, value)
-            out[key] = value
+            out[key] = _detached(value)
             return
         words.append((key, value))
         rest = schema.get(rest_key, True) if rest_key else True
