@@ -379,6 +379,7 @@ async def test_a_pattern_inside_the_subset_is_served_as_written() -> None:
         "type": "string",
         "pattern": pattern,
     }
+    assert listed["inputSchema"]["additionalProperties"] is False
 
 
 @strict_patch
