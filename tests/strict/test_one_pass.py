@@ -330,7 +330,7 @@ def test_the_copying_build_answers_as_the_graph_build() -> None:
     assert len(taken) > len(schemas) * 3 // 4  # most schemas take it
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, database=None,
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
           suppress_health_check=list(HealthCheck))  # fmt: skip
 @given(schema=tool_schemas)
 def test_the_copying_build_answers_as_the_graph_build_on_generated_schemas(
@@ -339,7 +339,7 @@ def test_the_copying_build_answers_as_the_graph_build_on_generated_schemas(
     _compare(schema)
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, database=None,
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
           suppress_health_check=list(HealthCheck))  # fmt: skip
 @given(schema=closing_schemas() | tool_schemas)
 def test_the_graph_closing_names_are_the_index_names(schema: dict[str, Any]) -> None:
