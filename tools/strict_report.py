@@ -4,22 +4,25 @@ Over ``tests/data/mcp_corpus.json`` (tool input schemas listed from published
 MCP servers, see ``tools/mcp_corpus.py``), each tool is tried three ways:
 
 - **SDK**: ``tool(name, description, inputSchema, strict=True)``, the path an
-  SDK tool written as a JSON Schema dict takes. It counts as strict when the
-  definition is accepted (not refused with a ``ValueError``/``TypeError``) and
-  the schema it serves obeys strict mode's rules
-  (``strict_schema.find_strict_violations``).
+  SDK tool written as a JSON Schema dict takes. It is *served* when the
+  definition is accepted (not refused with a ``ValueError``/``TypeError``).
 - **Anthropic SDK**: ``anthropic.lib._parse._transform.transform_schema``
   (what ``messages.parse()`` uses), as a peer.
 - **OpenAI Agents SDK**: ``agents.strict_schema.ensure_strict_json_schema``,
   as a peer (it targets OpenAI's strict mode, whose rules differ).
 
-A peer's result counts as strict when the peer does not raise and its result
-obeys the same rules. It is also counted as *lossy* when the author's schema
-has an open object the root can reach (``additionalProperties`` true or a
-schema, an object without properties below the root, or
-``unevaluatedProperties`` other than false): a result that obeys the rules
-must have closed it, so it refuses inputs the author's schema accepts. The
-SDK refuses those instead (its figure is never lossy).
+A peer's result is served when the peer does not raise. Every served schema
+is judged against strict mode's documented subset
+(``strict_schema.find_strict_violations``: the keywords, formats, regex
+features and closed objects Anthropic's "Structured outputs" page lists);
+one that obeys it counts as *made strict*. A made-strict result is also
+counted as *lossy* when the author's schema has an open object the root can
+reach (``additionalProperties`` true or a schema, an object without
+properties below the root, or ``unevaluatedProperties`` other than false):
+the result must have closed it, so it refuses inputs the author's schema
+accepts. The SDK refuses those instead (its figure is never lossy), and
+serves nothing outside the subset (its compliance is 100%, or this report
+says otherwise).
 
     python -m tools.strict_report            # print the figures
     python -m tools.strict_report --write    # write them into docs/strict-mode.md
@@ -78,9 +81,12 @@ class CorpusTool:
 @dataclass
 class Outcome:
     strict: bool
+    """Served, and inside the documented subset."""
     reason: str = ""
     """Why not: the first violation, or the exception."""
     lossy: bool = False
+    served: bool = True
+    """A schema came out (the definition was accepted, the peer did not raise)."""
 
 
 @dataclass
@@ -97,6 +103,12 @@ class Figures:
         if any(outcome is None for outcome in picked):
             return None
         return sum(1 for outcome in picked if outcome is not None and outcome.strict)
+
+    def served(self, way: str) -> int | None:
+        outcomes = self.outcomes[way]
+        if any(outcome is None for outcome in outcomes):
+            return None
+        return sum(1 for o in outcomes if o is not None and o.served)
 
     def lossy(self, way: str) -> int | None:
         outcomes = self.outcomes[way]
@@ -151,7 +163,9 @@ def sdk_outcome(entry: CorpusTool) -> Outcome:
         except (ValueError, TypeError) as e:
             lines = str(e).splitlines()
             return Outcome(
-                False, lines[1].strip("- ").strip() if len(lines) > 1 else lines[0]
+                False,
+                lines[1].strip("- ").strip() if len(lines) > 1 else lines[0],
+                served=False,
             )
     problems = _violations(served)
     if problems:
@@ -166,7 +180,7 @@ def _peer_outcome(
     try:
         result = transform(schema)
     except Exception as e:  # each peer raises its own kinds
-        return Outcome(False, f"{type(e).__name__}: {e}".splitlines()[0])
+        return Outcome(False, f"{type(e).__name__}: {e}".splitlines()[0], served=False)
     problems = _violations(result)
     if problems:
         return Outcome(False, f"result breaks a rule: {problems[0]}")
@@ -305,15 +319,18 @@ def render(figures: Figures) -> str:
         )
         + ".",
         "",
-        "| | tools made strict | of which close an open object (lossy) |",
-        "|---|---|---|",
-        f"| SDK (`strict=True`, JSON Schema dict) | **{figures.count('sdk')} of "
+        "| | tools served | inside the documented subset (compliance) | "
+        "made strict | of which close an open object (lossy) |",
+        "|---|---|---|---|---|",
+        f"| SDK (`strict=True`, JSON Schema dict) | {figures.served('sdk')} of "
+        f"{total} | {_compliance(figures, 'sdk')} | **{figures.count('sdk')} of "
         f"{total}** | {figures.lossy('sdk')} |",
     ]
     for name, (_, title) in PEERS.items():
         lines.append(
-            f"| {title} | {_cell(figures.count(name))} of {total} | "
-            f"{_cell(figures.lossy(name))} |"
+            f"| {title} | {_cell(figures.served(name))} of {total} | "
+            f"{_compliance(figures, name)} | {_cell(figures.count(name))} of "
+            f"{total} | {_cell(figures.lossy(name))} |"
         )
     lines += [
         "",
@@ -341,6 +358,14 @@ def render(figures: Figures) -> str:
     return "\n".join(lines)
 
 
+def _compliance(figures: Figures, way: str) -> str:
+    served, strict = figures.served(way), figures.count(way)
+    if served is None or strict is None:
+        return "not installed"
+    share = 100 * strict / served if served else 100
+    return f"{strict} of {served} ({share:.0f}%)"
+
+
 def _kind(reason: str) -> str:
     """A refusal reason without its JSON Pointer, for counting."""
     _, _, rule = reason.partition(": ")
@@ -352,6 +377,16 @@ def _kind(reason: str) -> str:
 
 def sdk_line(figures: Figures) -> str:
     return render(figures).splitlines()[4]
+
+
+def compliance_problems(figures: Figures) -> list[str]:
+    """The SDK's served schemas outside the documented subset (none, or the
+    transform has a bug)."""
+    return [
+        f"{entry.server} {entry.name}: {outcome.reason}"
+        for entry, outcome in zip(figures.tools, figures.outcomes["sdk"], strict=True)
+        if outcome is not None and outcome.served and not outcome.strict
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -366,6 +401,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     corpus = load_corpus(args.corpus)
     figures = measure(corpus)
+    outside = compliance_problems(figures)
+    if outside:
+        print(
+            "the SDK served schemas outside strict mode's documented subset:\n"
+            + "\n".join(f"  - {problem}" for problem in outside),
+            file=sys.stderr,
+        )
+        return 1
     block = render(figures)
     best = None if args.check else timings(corpus)
     if best is not None:

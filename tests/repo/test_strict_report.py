@@ -89,8 +89,13 @@ def test_missing_peers_read_not_installed_and_write_refuses(
     monkeypatch.setattr(strict_report, "peer", lambda name: None)
     figures = strict_report.measure(strict_report.load_corpus(corpus))
     block = strict_report.render(figures)
-    assert "| SDK (`strict=True`, JSON Schema dict) | **1 of 1** | 0 |" in block
-    assert "| not installed of 1 | not installed |" in block
+    assert (
+        "| SDK (`strict=True`, JSON Schema dict) | 1 of 1 | 1 of 1 (100%) | "
+        "**1 of 1** | 0 |"
+    ) in block
+    assert (
+        "| not installed of 1 | not installed | not installed of 1 | not installed |"
+    ) in block
     assert "| demo 1.0.0 | 1 | 1 | not installed | not installed |" in block
     args = ["--corpus", str(corpus), "--doc", str(doc)]
     assert strict_report.main([*args, "--write"]) == 1

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from claude_agent_sdk._internal.strict_schema import (
     DESCRIBED_KEYWORDS,
+    DOCUMENTED,
+    JUDGEMENT,
     RULES,
     Served,
     make_strict,
@@ -36,7 +38,19 @@ def test_every_described_keyword_has_a_row_and_is_served_in_words() -> None:
     assert served["properties"]["n"]["description"] == "{maximum: 5}"
 
 
-def test_every_refused_keyword_rule_has_a_message() -> None:
+def test_every_rule_that_can_be_broken_has_a_message() -> None:
     for rule in RULES:
-        if rule.served_as is Served.REFUSED or rule.check is not None:
+        breakable = rule.served_as is Served.REFUSED or (
+            rule.keywords and rule.served_as is not Served.KEPT
+        )
+        if breakable:
             assert rule.message, rule
+
+
+def test_every_row_says_whether_it_is_documented_and_why() -> None:
+    for rule in RULES:
+        if rule.label:
+            assert rule.source in (DOCUMENTED, JUDGEMENT), rule
+            assert rule.why, rule
+            if rule.source == DOCUMENTED:
+                assert '"' in rule.why, rule  # it quotes the page

@@ -234,17 +234,35 @@ CASES = [
         ValueError,
     ),
     Case(
-        "strict-not-min-length",
+        "strict-free-form-map",
         STRICT,
-        "strict tool with `minLength` under `not` (moving it into words would narrow the schema)",
-        define(strict_schema(**{"not": {"minLength": 1}}), strict=True),
+        'strict tool with a free-form object parameter (`{"type": "object"}`, a `dict`)',
+        define(
+            {
+                "type": "object",
+                "properties": {"filters": {"type": "object"}},
+                "required": ["filters"],
+            },
+            strict=True,
+        ),
         ValueError,
     ),
     Case(
-        "strict-oneof-lengths",
+        "strict-map-of-values",
         STRICT,
-        "strict tool with length bounds in `oneOf` branches",
-        define(strict_schema(oneOf=[{"maxLength": 3}, {"minLength": 5}]), strict=True),
+        "strict tool with an `additionalProperties` schema (a `dict[str, X]`)",
+        define(
+            {
+                "type": "object",
+                "properties": {
+                    "labels": {
+                        "type": "object",
+                        "additionalProperties": {"type": "string"},
+                    }
+                },
+            },
+            strict=True,
+        ),
         ValueError,
     ),
     Case(
@@ -278,26 +296,6 @@ CASES = [
                         "additionalProperties": False,
                     }
                 },
-            },
-            strict=True,
-        ),
-        ValueError,
-    ),
-    Case(
-        "strict-contains",
-        STRICT,
-        "strict tool with `contains`",
-        define(
-            {
-                "type": "object",
-                "properties": {
-                    "terms": {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "contains": {"const": "x"},
-                    }
-                },
-                "required": ["terms"],
             },
             strict=True,
         ),

@@ -2,9 +2,12 @@
 checks, then strict mode's transform, each on the previous stage's product.
 
 The shortcuts that make start-up cheap answer exactly as the full machinery:
-a graph walked without ``referencing`` equals the full walk, and a schema
-the one-walk metaschema check calls valid (or clean) passes jsonschema's
-metaschema check (and every check of ``find_schema_problems``).
+a graph walked without ``referencing`` equals the full walk, a schema the
+one-walk metaschema check calls valid (or clean) passes jsonschema's
+metaschema check (and every check of ``find_schema_problems``), strict
+mode's copying build (a schema without references, one recursion) serves,
+enforces and refuses exactly as the graph's build, and the graph's closing
+names are the definition-time index's.
 """
 
 from __future__ import annotations
@@ -16,11 +19,14 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from claude_agent_sdk import create_sdk_mcp_server, tool
+from tests.strict.test_strict_closing import schemas as closing_schemas
+from tests.strict.test_strict_properties import tool_schemas
 
 try:
-    from claude_agent_sdk._internal import schema_checks, schema_graph
+    from claude_agent_sdk._internal import schema_checks, schema_graph, strict_schema
     from claude_agent_sdk._internal.schema_checks import (
         _metaschema_problems,
         _plainly_valid,
@@ -28,7 +34,7 @@ try:
     )
     from claude_agent_sdk._internal.schema_graph import SchemaGraph
 except ImportError:  # a tree without the patch: these tests must fail
-    schema_checks = schema_graph = None  # type: ignore[assignment]
+    schema_checks = schema_graph = strict_schema = None  # type: ignore[assignment]
 
 pytestmark = pytest.mark.requires_patch("strict-schema-checks")
 
@@ -74,24 +80,50 @@ def _summary(graph: Any) -> Any:
             for r in graph.references
         ),
         {path: sorted(targets) for path, targets in graph.targets.items()},
-        sorted((r.path, r.keyword) for r in graph.recursive_references()),
+        sorted(map(repr, graph.reached)),
         graph.too_complex,
+        graph.too_deep,
     )
 
 
+DEEP = [
+    {"properties": {"a": {"enum": [[[[1]]]]}}},
+    {"properties": {"a": {"properties": {"b": {"items": {}}}}}},
+]
+
+
+@pytest.mark.parametrize("whole", [True, False])
 def test_the_walk_without_referencing_equals_the_full_walk(
+    monkeypatch: pytest.MonkeyPatch, whole: bool
+) -> None:
+    schemas = [json.loads(json.dumps(s)) for s in (*_corpus(), *LOCAL, *DEEP)]
+    fast = [_summary(SchemaGraph.build(s, whole=whole)) for s in schemas]
+    monkeypatch.setattr(
+        SchemaGraph, "_walk_without_references", lambda self, whole: False
+    )
+    # The full walk always takes the whole document; whole=False is what the
+    # root reaches of it.
+    full = [
+        _summary(graph if whole else graph.reached_only())
+        for graph in (SchemaGraph.build(s) for s in schemas)
+    ]
+    assert fast == full
+
+
+def test_the_walk_finds_nesting_as_shape_problems_does(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    schemas = [json.loads(json.dumps(s)) for s in (*_corpus(), *LOCAL)]
-    fast = [_summary(SchemaGraph.build(s)) for s in schemas]
-    monkeypatch.setattr(SchemaGraph, "_walk_without_references", lambda self: False)
-    full = [_summary(SchemaGraph.build(s)) for s in schemas]
-    assert fast == full
+    monkeypatch.setattr(schema_graph, "MAX_SCHEMA_DEPTH", 4)
+    for schema in (*DEEP, *LOCAL[:3]):
+        expected = any(
+            p.kind == "too deep" for p in schema_graph.shape_problems(schema, 4)
+        )
+        assert SchemaGraph.build(json.loads(json.dumps(schema))).too_deep == expected
 
 
 def test_the_corpus_never_needs_referencing() -> None:
     shortcut = [
-        SchemaGraph(json.loads(json.dumps(s)))._walk_without_references()
+        SchemaGraph(json.loads(json.dumps(s)))._walk_without_references(True)
         for s in _corpus()
     ]
     assert all(shortcut)
@@ -164,9 +196,9 @@ def test_a_strict_tool_builds_its_schema_graph_once(
     built: list[Any] = []
     build = SchemaGraph.build.__func__  # type: ignore[attr-defined]
 
-    def counting(cls: type[SchemaGraph], document: Any) -> SchemaGraph:
+    def counting(cls: type[SchemaGraph], /, document: Any, **kw: Any) -> SchemaGraph:
         built.append(document)
-        return build(cls, document)  # type: ignore[no-any-return]
+        return build(cls, document, **kw)  # type: ignore[no-any-return]
 
     monkeypatch.setattr(SchemaGraph, "build", classmethod(counting))
     schema = {
@@ -224,3 +256,98 @@ def test_a_plain_tool_of_python_types_starts_without_checks(
         tool("typed", "d", Point)(_noop),
     ]
     create_sdk_mcp_server("s", tools=tools)
+
+
+# --- strict mode's two builds -------------------------------------------------
+
+HANDWRITTEN: list[dict[str, Any]] = [
+    {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}},
+    {"type": "object", "properties": {"k": {"oneOf": [{"type": "string"},
+     {"type": "object", "properties": {"a": {"type": "string"}}}]}},
+     "anyOf": [{"required": ["k"]}, {"properties": {"z": {"const": 1}}}]},
+    {"type": "object", "properties": {"m": {"type": "object"}}},
+    {"type": "object", "properties": {"p": {"type": "string",
+     "pattern": "^(?<y>\\d{4})$", "format": "int32"}}, "required": ["q"]},
+    {"type": "object", "properties": {"e": {"enum": [{"a": 1}, "b"]},
+     "c": {"type": "array", "contains": {"type": "string"}, "minItems": 2}},
+     "propertyNames": {"pattern": "^[a-z]+$"}, "minProperties": 1,
+     "dependentRequired": {"e": ["f"]}, "patternProperties": {"^x": {}}},
+    {"type": "object", "properties": {"o": {"type": "object",
+     "additionalProperties": {"type": "string"}}}, "x-note": [1, {"a": 2}]},
+    {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+     "properties": {"a": {"type": ["string", "null"], "examples": ["x"]}}},
+    {"type": "array", "items": {"type": "string"}},
+    {"type": "object", "properties": {"u": {"uniqueItems": False,
+     "items": {"type": "object", "properties": {"v": {"maxLength": 3}}}}}},
+]  # fmt: skip
+
+
+def _forms(result: Any) -> Any:
+    served, enforced, violations = result
+    return json.dumps([served, enforced, [str(v) for v in violations]])
+
+
+def _by_copy(schema: Any, describe: bool) -> Any:
+    builder = strict_schema._Builder(describe=describe)
+    served = builder.copy(schema)
+    if served is None:
+        return None
+    closed = builder.closed
+    violations = builder.violations
+    if closed.get("type", "object") not in ("object", ["object"]):
+        violations = strict_schema.root_violations(closed) + violations
+    return served, schema_graph.python_patterns(closed, plain=True), violations
+
+
+def _by_graph(schema: Any, describe: bool, whole: bool) -> Any:
+    document = schema_graph.json_copy(schema, limit=None)
+    graph = SchemaGraph.build(document, whole=whole)
+    forms = strict_schema.transform(document, graph, describe=describe)
+    return forms.served, forms.enforced, forms.violations
+
+
+def _compare(schema: Any) -> bool:
+    """Whether the copying build took ``schema``; asserts it answers as the
+    graph's build (of a graph built for strict mode alone or for the checks)."""
+    took = False
+    for describe in (True, False):
+        copied = _by_copy(schema, describe)
+        if copied is None:
+            continue
+        took = True
+        for whole in (False, True):
+            assert _forms(copied) == _forms(_by_graph(schema, describe, whole)), (
+                schema,
+                describe,
+                whole,
+            )
+    return took
+
+
+def test_the_copying_build_answers_as_the_graph_build() -> None:
+    schemas = [*_corpus(), *HANDWRITTEN]
+    taken = [schema for schema in schemas if _compare(schema)]
+    assert len(taken) > len(schemas) * 3 // 4  # most schemas take it
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))  # fmt: skip
+@given(schema=tool_schemas)
+def test_the_copying_build_answers_as_the_graph_build_on_generated_schemas(
+    schema: dict[str, Any],
+) -> None:
+    _compare(schema)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))  # fmt: skip
+@given(schema=closing_schemas() | tool_schemas)
+def test_the_graph_closing_names_are_the_index_names(schema: dict[str, Any]) -> None:
+    document = schema_graph.json_copy(schema, limit=None)
+    if document is None:
+        return
+    graph = SchemaGraph.build(document).reached_only()
+    names = strict_schema._group_names_of(graph)
+    index = strict_schema._SchemaIndex(document, graph)
+    for path in graph.nodes:
+        assert set(names.get(path, ())) == index.names_for(path), path

@@ -5,8 +5,11 @@ uses only property names declared for each object it contains (in
 ``properties`` or in any subschema applied to the same instance: ``anyOf``/
 ``oneOf``/``allOf`` branches, a ``$ref`` beside ``properties``,
 ``if``/``then``/``else``, ``dependentSchemas``) must be valid against the
-served schema, or the tool must be refused when it is defined. And closing
-never lets through an input the author's schema refuses.
+served schema, or the tool must be refused when it is defined. The served
+schema may admit more (``not``, conditionals and ``oneOf``'s exclusivity are
+served in words): what it admits beyond the author's schema, the enforced
+schema refuses, since closing never lets through an input the author's
+schema refuses.
 """
 
 from __future__ import annotations
@@ -22,9 +25,9 @@ from claude_agent_sdk import create_sdk_mcp_server, tool
 from tests.lib.cli_peer import serve
 
 try:
-    from claude_agent_sdk._internal.strict_schema import make_strict
+    from claude_agent_sdk._internal.strict_schema import make_strict, strict_schemas
 except ImportError:  # a tree without the patch: these tests must fail
-    make_strict = None  # type: ignore[assignment]
+    make_strict = strict_schemas = None  # type: ignore[assignment]
 
 pytestmark = pytest.mark.requires_patch("strict-schema-checks")
 
@@ -133,47 +136,64 @@ async def test_a_discriminated_union_tool_answers_its_calls() -> None:
             },
             "#/unevaluatedProperties",
         ),
-        (
-            {
-                "type": "object",
-                "properties": {"a": {"type": "string"}},
-                "unevaluatedProperties": False,
-            },
-            "#/unevaluatedProperties",
-        ),
-        (
-            {
-                "type": "object",
-                "properties": {
-                    "l": {
-                        "type": "array",
-                        "prefixItems": [{}],
-                        "unevaluatedItems": True,
-                    }
-                },
-            },
-            "#/properties/l/unevaluatedItems",
-        ),
     ],
 )
-def test_unevaluated_keywords_are_refused_never_closed_over(
+def test_open_unevaluated_properties_are_refused(
     schema: dict[str, Any], pointer: str
 ) -> None:
-    served, violations = make_strict(schema)
-    assert pointer in [v.path for v in violations]
-    if "unevaluatedProperties" in schema:
-        assert "additionalProperties" not in served
+    _, violations = make_strict(schema)
+    assert [v.path for v in violations] == [pointer]
 
 
-def test_an_object_under_a_bare_not_is_refused_with_how_to_restructure() -> None:
+def test_closed_unevaluated_properties_are_served_closed() -> None:
+    schema = {
+        "type": "object",
+        "allOf": [{"properties": {"a": {"type": "string"}}}],
+        "unevaluatedProperties": False,
+    }
+    forms = strict_schemas(schema)
+    assert forms.violations == []
+    assert "unevaluatedProperties" not in forms.served
+    assert forms.served["additionalProperties"] is False
+    assert forms.served["properties"] == {"a": {}}
+    assert forms.enforced["unevaluatedProperties"] is False
+    assert _valid(forms.served, {"a": "x"}) and not _valid(forms.served, {"b": 1})
+
+
+def test_unevaluated_items_are_served_in_words_and_enforced() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "l": {"type": "array", "prefixItems": [{}], "unevaluatedItems": False}
+        },
+    }
+    forms = strict_schemas(schema)
+    assert forms.violations == []
+    served = forms.served["properties"]["l"]
+    assert "unevaluatedItems" not in served
+    assert "unevaluatedItems: false" in served["description"]
+    assert _valid(forms.served, {"l": [1, 2]})
+    assert not _valid(forms.enforced, {"l": [1, 2]})
+
+
+def test_a_negation_is_served_in_words_and_enforced_as_written() -> None:
     schema = {
         "type": "object",
         "properties": {"a": {"not": {"type": "object", "properties": {"x": {}}}}},
     }
-    _, violations = make_strict(schema)
-    [violation] = violations
-    assert violation.path == "#/properties/a/not"
-    assert 'give the enclosing schema "type": "object"' in violation.rule
+    forms = strict_schemas(schema)
+    assert forms.violations == []
+    assert forms.served["properties"]["a"] == {
+        "description": '{not: {"type": "object", "properties": {"x": {}}}}'
+    }
+    # The object under not is not closed in the enforced form: closing it
+    # would let more through.
+    assert forms.enforced["properties"]["a"]["not"] == {
+        "type": "object",
+        "properties": {"x": {}},
+    }
+    assert _valid(forms.served, {"a": {"y": 1}})
+    assert not _valid(forms.enforced, {"a": {"y": 1}})
 
 
 # --- the property -------------------------------------------------------------
@@ -305,17 +325,19 @@ def _uses_only_declared_names(document: Any, schema: Any, instance: Any) -> bool
 def test_declared_name_inputs_valid_as_written_are_valid_as_served(
     schema: dict[str, Any], inputs: list[dict[str, Any]]
 ) -> None:
-    served, violations = make_strict(schema)
-    if violations:
+    forms = strict_schemas(schema)
+    if forms.violations:
         return  # refused at definition: allowed by the property
+    served, enforced = forms.served, forms.enforced
     for instance in inputs:
         written = _valid(schema, instance)
-        as_served = _valid(served, instance)
-        if written and _uses_only_declared_names(schema, schema, instance):
-            assert as_served, (instance, served)
-        # Closing only narrows.
-        if as_served:
-            assert written, (instance, served)
+        declared = _uses_only_declared_names(schema, schema, instance)
+        if written and declared:
+            assert _valid(served, instance), (instance, served)
+            assert _valid(enforced, instance), (instance, enforced)
+        # Closing only narrows what is enforced.
+        if _valid(enforced, instance):
+            assert written, (instance, enforced)
 
 
 def test_the_property_is_not_vacuous() -> None:

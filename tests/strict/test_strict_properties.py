@@ -6,11 +6,15 @@ nested through every keyword that holds subschemas. Two properties:
 - the check never crashes, on such schemas or on arbitrary JSON: it returns
   a list of violations (and ``tool(strict=True)`` raises only ValueError,
   or TypeError for a dict read as the shorthand whose values are not types);
-- whatever ``tool(strict=True)`` accepts is served (on ``tools/list``) with
-  no rejected keyword anywhere, every object closed, no external or
-  recursive ``$ref``, and patterns free of backreferences, lookaround and
-  word boundaries -- judged by an oracle written here, independently of the
-  SDK's checker (Python's own regex parser judges the patterns).
+- whatever ``tool(strict=True)`` accepts is served (on ``tools/list``) inside
+  strict mode's documented subset (Anthropic's "Structured outputs" page,
+  "JSON Schema limitations"): only the keywords it lists, enums and consts
+  of plain values, the ten formats, ``minItems`` 0 or 1, no ``allOf`` branch
+  that is a ``$ref``, every object closed, no external or recursive
+  ``$ref``, and patterns free of backreferences, lookaround, word
+  boundaries and large counted repetitions -- judged by an oracle written
+  here, independently of the SDK's checker (Python's own regex parser judges
+  the patterns).
 """
 
 from __future__ import annotations
@@ -42,22 +46,32 @@ PROPERTY_SETTINGS = settings(
     ],
 )
 
-REJECTED_KEYWORDS = {
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "minLength",
-    "maxLength",
-    "maxItems",
-    "uniqueItems",
-    "contains",
-    "minContains",
-    "maxContains",
-    "$dynamicRef",
-    "$recursiveRef",
+# The keywords the page lists as supported (plus the annotations
+# description and title); anything else in a served schema is outside.
+DOCUMENTED_KEYWORDS = {
+    "type",
+    "properties",
+    "required",
+    "items",
+    "enum",
+    "const",
+    "anyOf",
+    "allOf",
+    "$ref",
+    "$defs",
+    "definitions",
+    "default",
+    "description",
+    "title",
+    "format",
+    "minItems",
+    "pattern",
+    "additionalProperties",
 }
+DOCUMENTED_FORMATS = {
+    "date-time", "time", "date", "duration", "email", "hostname", "uri",
+    "ipv4", "ipv6", "uuid",
+}  # fmt: skip
 
 PATTERNS = [
     r"^[a-z]+$",
@@ -230,19 +244,30 @@ def _unsupported_regex(pattern: str) -> bool:
     except (re.error, RecursionError, OverflowError):
         return False  # not a Python regex; the property has nothing to say
     constants = sre_parse
-    stack = [parsed]
+    stack = [(parsed, 1)]
     while stack:
-        for op, arg in stack.pop().data:
+        subpattern, repeated = stack.pop()
+        for op, arg in subpattern.data:
             name = str(op)
             if name in ("GROUPREF", "ASSERT", "ASSERT_NOT"):
                 return True
             if name == "AT" and str(arg) in ("AT_BOUNDARY", "AT_NON_BOUNDARY"):
                 return True
+            count = repeated
+            if name in ("MAX_REPEAT", "MIN_REPEAT"):
+                repeat: Any = arg  # (low, high, subpattern)
+                low, high = repeat[0], repeat[1]
+                bound = low if high is constants.MAXREPEAT else high
+                count = repeated * max(bound, 1)
+                if bound > 1 and count > 100:
+                    return True
             for item in arg if isinstance(arg, (list, tuple)) else [arg]:
                 if isinstance(item, constants.SubPattern):
-                    stack.append(item)
+                    stack.append((item, count))
                 elif isinstance(item, (list, tuple)):
-                    stack.extend(x for x in item if isinstance(x, constants.SubPattern))
+                    stack.extend(
+                        (x, count) for x in item if isinstance(x, constants.SubPattern)
+                    )
     return False
 
 
@@ -265,13 +290,13 @@ def _is_object(schema: dict[str, Any]) -> bool:
 
 
 def _strict_problems(document: Any) -> list[str]:
-    """Everything strict mode rejects in ``document``; [] when it is compatible."""
+    """Everything outside strict mode's documented subset in ``document``."""
     problems: list[str] = []
 
     def visit(schema: Any, where: str, expanding: tuple[str, ...]) -> None:
         if not isinstance(schema, dict):
             return
-        for keyword in REJECTED_KEYWORDS & schema.keys():
+        for keyword in schema.keys() - DOCUMENTED_KEYWORDS:
             problems.append(f"{where}: {keyword}")
         if (
             "additionalProperties" in schema
@@ -282,10 +307,20 @@ def _strict_problems(document: Any) -> list[str]:
             problems.append(f"{where}: object not closed")
         if "minItems" in schema and schema["minItems"] not in (0, 1):
             problems.append(f"{where}: minItems")
-        patterns = [schema.get("pattern")] + list(schema.get("patternProperties", {}))
-        for pattern in patterns:
-            if isinstance(pattern, str) and _unsupported_regex(pattern):
-                problems.append(f"{where}: pattern {pattern!r}")
+        if "format" in schema and schema["format"] not in DOCUMENTED_FORMATS:
+            problems.append(f"{where}: format")
+        values = list(schema.get("enum", [])) + (
+            [schema["const"]] if "const" in schema else []
+        )
+        if any(isinstance(value, dict | list) for value in values):
+            problems.append(f"{where}: complex enum")
+        if any(isinstance(b, dict) and "$ref" in b for b in schema.get("allOf", [])):
+            problems.append(f"{where}: allOf with $ref")
+        if isinstance(schema.get("items"), list):
+            problems.append(f"{where}: items list")
+        pattern = schema.get("pattern")
+        if isinstance(pattern, str) and _unsupported_regex(pattern):
+            problems.append(f"{where}: pattern {pattern!r}")
         ref = schema.get("$ref")
         if ref is not None:
             if not ref.startswith("#"):
@@ -298,13 +333,15 @@ def _strict_problems(document: Any) -> list[str]:
             else:
                 visit(_at(document, ref), ref, (*expanding, ref))
         for key, value in schema.items():
-            if key in ("properties", "patternProperties", "$defs"):
+            if key in ("properties", "$defs", "definitions") and isinstance(
+                value, dict
+            ):
                 for name, sub in value.items():
                     visit(sub, f"{where}/{key}/{name}", expanding)
-            elif key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+            elif key in ("anyOf", "allOf") and isinstance(value, list):
                 for sub in value:
                     visit(sub, f"{where}/{key}", expanding)
-            elif key in ("items", "additionalProperties", "not", "if", "then", "else"):
+            elif key == "items":
                 visit(value, f"{where}/{key}", expanding)
 
     visit(document, "#", ("#",))

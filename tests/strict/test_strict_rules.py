@@ -114,13 +114,47 @@ RULE_PAIRS: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
         closed({"m": closed({})}),
     ),
     (
-        # Under allOf the SDK now closes the object itself (over every name
-        # declared for the instance); under a bare not it cannot.
-        "open-object-under-not",
-        closed({"a": {"not": {"type": "object", "properties": {"x": _string()}}}}),
-        "#/properties/a/not",
-        closed({"a": {"not": closed({"x": _string()})}}),
+        "unevaluatedProperties-true",
+        closed({"a": _string()}, unevaluatedProperties=True),
+        "#/unevaluatedProperties",
+        closed({"a": _string()}),
     ),
+    *[
+        (
+            f"described-{keyword}",
+            closed({"a": {"type": "object", "properties": {}, keyword: value}}),
+            f"#/properties/a/{keyword}",
+            closed({"a": closed({})}),
+        )
+        for keyword, value in (
+            ("not", {"required": ["x"]}),
+            ("if", {"required": ["x"]}),
+            ("minProperties", 1),
+            ("maxProperties", 2),
+            ("propertyNames", {"maxLength": 3}),
+            ("dependentRequired", {"x": ["y"]}),
+            ("patternProperties", {"^x": _string()}),
+        )
+    ],
+    *[
+        (
+            f"described-{name}",
+            closed({"a": schema}),
+            f"#/properties/a/{keyword}",
+            closed({"a": _string()}),
+        )
+        for name, keyword, schema in (
+            ("format-int32", "format", _string(format="int32")),
+            ("enum-object", "enum", {"enum": [{"a": 1}, "b"]}),
+            ("const-array", "const", {"const": [1, 2]}),
+            ("examples", "examples", _string(examples=["x"])),
+            (
+                "unevaluatedItems",
+                "unevaluatedItems",
+                {"type": "array", "items": _string(), "unevaluatedItems": False},
+            ),
+        )
+    ],  # fmt: skip
     (
         "minItems-2",
         closed({"l": {"type": "array", "items": _string(), "minItems": 2}}),
@@ -156,7 +190,9 @@ RULE_PAIRS: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
             ("lookahead", r"^(?=[a-z])\w+$", r"^[a-z]\w*$"),
             ("negative-lookahead", r"^(?!tmp)\w+$", r"^tmp\w+$"),
             ("lookbehind", r"(?<=#)\w+", r"#\w+"),
-            ("word-boundary", r"\bid\b", r"[\b]id"),
+            ("word-boundary", r"\bid\b", r"\Wid\W"),
+            ("large-quantifier", r"^a{1,10000}$", r"^a{1,100}$"),
+            ("named-group", r"^(?<y>\d{4})$", r"^(\d{4})$"),
         )
     ],
     (
@@ -190,7 +226,22 @@ DESCRIBED = frozenset(
         "minItems",
         "maxItems",
         "uniqueItems",
+        "contains",
+        "minContains",
+        "maxContains",
         "pattern",
+        "not",
+        "if",
+        "minProperties",
+        "maxProperties",
+        "propertyNames",
+        "dependentRequired",
+        "patternProperties",
+        "format",
+        "enum",
+        "const",
+        "examples",
+        "unevaluatedItems",
     }
 )
 REFUSED_PAIRS = [
@@ -250,24 +301,24 @@ def test_every_violation_is_listed_in_one_error() -> None:
     schema = closed(
         {
             "age": {"type": "integer", "not": {"minimum": 0}},
-            "name": _string(maxLength=40, pattern=r"\bx"),
-            "tags": {"type": "array", "items": _string(), "contains": _string()},
-            "kind": {"oneOf": [_string(maxLength=3), _string(minLength=5)]},
+            "kind": {"oneOf": [_string(maxLength=3), {"type": "object"}]},
             "meta": {"type": "object"},
+            "map": closed({}, additionalProperties=_string()),
+            "node": {"$ref": "#/$defs/Node"},
         },
         additionalProperties=True,
+        **{"$defs": {"Node": closed({"next": {"$ref": "#/$defs/Node"}})}},
     )
     with pytest.raises(ValueError) as refused:
         strict_tool(schema, name="profile")
     message = str(refused.value)
     assert "Tool 'profile'" in message
-    assert "(6 violations)" in message
+    assert "(5 violations)" in message
     for path in (
-        "#/properties/age/not/minimum",
-        "#/properties/tags/contains",
-        "#/properties/kind/oneOf/0/maxLength",
-        "#/properties/kind/oneOf/1/minLength",
+        "#/properties/kind/oneOf/1",
         "#/properties/meta",
+        "#/properties/map/additionalProperties",
+        "#/$defs/Node/properties/next/$ref",
         "#/additionalProperties",
     ):
         assert f"  - {path}: " in message

@@ -147,27 +147,62 @@ def test_input_examples_are_held_to_the_authors_rules() -> None:
         _recording_tool(SEARCH, input_examples=[{"query": "ok", "page": 0}])
 
 
+def _descriptions(schema: Any) -> str:
+    if isinstance(schema, dict):
+        own = str(schema.get("description", ""))
+        return own + "".join(_descriptions(v) for v in schema.values())
+    if isinstance(schema, list):
+        return "".join(map(_descriptions, schema))
+    return ""
+
+
+# (schema of "v", an argument it refuses that the served schema lets through,
+#  what the error names, the words served)
+NARROWING = [
+    (
+        {"type": "integer", "not": {"minimum": 5}},
+        7,
+        "(at v: not",
+        '{not: {"minimum": 5}}',
+    ),
+    (
+        {"if": {"maximum": 3}, "then": {"type": "integer"}},
+        2.5,
+        "(at v: type",
+        '{if: {"maximum": 3}, then: {"type": "integer"}}',
+    ),
+    (
+        {"oneOf": [{"type": "string", "maxLength": 3}, {"type": "string"}]},
+        "ab",
+        "(at v: oneOf",
+        "{maxLength: 3}",
+    ),
+]
+
+
 @strict_patch
 @pytest.mark.parametrize(
-    ("schema", "where"),
-    [
-        ({"type": "integer", "not": {"minimum": 5}}, "not/minimum"),
-        ({"if": {"maximum": 3}, "then": {"type": "integer"}}, "if/maximum"),
-        (
-            {"oneOf": [{"type": "string", "maxLength": 3}, {"type": "string"}]},
-            "oneOf/0/maxLength",
-        ),
-    ],
+    ("schema", "argument", "named", "words"),
+    NARROWING,
+    ids=["not", "if-then", "oneOf"],
 )
-def test_a_constraint_whose_words_would_refuse_more_is_still_refused(
-    schema: dict[str, Any], where: str
+async def test_a_keyword_that_only_narrows_is_served_in_words_and_enforced(
+    schema: dict[str, Any], argument: Any, named: str, words: str
 ) -> None:
-    with pytest.raises(ValueError) as refused:
-        tool("t", "d", {"type": "object", "properties": {"v": schema}}, strict=True)(
-            _noop
-        )
-    assert f"  - #/properties/v/{where}: " in str(refused.value)
-    assert "not moved into the description here" in str(refused.value)
+    full = {"type": "object", "properties": {"v": schema}, "required": ["v"]}
+    tool_def, seen = _recording_tool(full)
+    [listed], [result] = await serve(
+        create_sdk_mcp_server("s", tools=[tool_def]),
+        calls=[("search", {"v": argument})],
+    )
+    served = listed["inputSchema"]["properties"]["v"]
+    assert not {"not", "if", "then", "oneOf"} & served.keys(), served
+    assert words in _descriptions(served), served
+    assert jsonschema.Draft202012Validator(listed["inputSchema"]).is_valid(
+        {"v": argument}
+    )
+    assert named in error_text(result), error_text(result)
+    assert seen == []
 
 
 @strict_patch
@@ -310,6 +345,8 @@ def test_a_strict_schema_whose_root_is_not_an_object_is_refused(
 
 @strict_patch
 async def test_ecma_named_groups_are_validated_not_refused() -> None:
+    # Strict mode's page does not list named groups: the pattern is served in
+    # words, and validated with the group written for Python's re.
     pattern = r"^(?<year>\d{4})-(?<month>\d{2})$"
     schema = {
         "type": "object",
@@ -321,10 +358,68 @@ async def test_ecma_named_groups_are_validated_not_refused() -> None:
         create_sdk_mcp_server("s", tools=[tool_def]),
         calls=[("search", {"month": "2026-12"}), ("search", {"month": "12/2026"})],
     )
-    assert listed["inputSchema"]["properties"]["month"]["pattern"] == pattern
+    month = listed["inputSchema"]["properties"]["month"]
+    assert "pattern" not in month
+    assert month["description"] == "{pattern: " + json.dumps(pattern) + "}"
     assert good.get("isError") is not True, good
     assert "(at month: pattern" in error_text(bad)
     assert seen == [{"month": "2026-12"}]
+
+
+@strict_patch
+async def test_a_pattern_inside_the_subset_is_served_as_written() -> None:
+    pattern = r"^(?:[a-z]+|\d{1,3})-[A-Z_]*$"
+    schema = {
+        "type": "object",
+        "properties": {"s": {"type": "string", "pattern": pattern}},
+    }
+    tool_def, _ = _recording_tool(schema)
+    [listed], _ = await serve(create_sdk_mcp_server("s", tools=[tool_def]))
+    assert listed["inputSchema"]["properties"]["s"] == {
+        "type": "string",
+        "pattern": pattern,
+    }
+    assert listed["inputSchema"]["additionalProperties"] is False
+
+
+@strict_patch
+async def test_only_the_documented_formats_are_served() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "when": {"type": "string", "format": "date-time"},
+            "n": {"type": "string", "format": "int32"},
+        },
+    }
+    tool_def, _ = _recording_tool(schema)
+    [listed], _ = await serve(create_sdk_mcp_server("s", tools=[tool_def]))
+    properties = listed["inputSchema"]["properties"]
+    assert properties["when"] == {"type": "string", "format": "date-time"}
+    assert properties["n"] == {"type": "string", "description": '{format: "int32"}'}
+
+
+@strict_patch
+async def test_an_allof_ref_is_written_out_and_schema_is_not_served() -> None:
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {"a": {"allOf": [{"$ref": "#/$defs/A"}], "description": "d"}},
+        "$defs": {"A": {"type": "object", "properties": {"x": {"type": "integer"}}}},
+    }
+    tool_def, _ = _recording_tool(schema)
+    [listed], _ = await serve(create_sdk_mcp_server("s", tools=[tool_def]))
+    served = listed["inputSchema"]
+    assert "$schema" not in served
+    assert served["properties"]["a"] == {
+        "allOf": [
+            {
+                "type": "object",
+                "properties": {"x": {"type": "integer"}},
+                "additionalProperties": False,
+            }
+        ],
+        "description": "d",
+    }
 
 
 async def test_plain_tools_are_listed_and_validated_exactly_as_before() -> None:

@@ -20,8 +20,15 @@ tool is defined, so it is checked there:
   (``strict=True`` or ``input_examples``) and reported with a
   log record (never a warning) for any other tool, which upstream serves as
   it is.
-- ``served_input_schema`` runs these checks once per tool and, for a
-  ``strict=True`` tool, strict mode's rules (``strict_schema``) as well.
+- ``served_input_schema`` is the one pass a tool's schema goes through,
+  once per tool. For a ``strict=True`` tool: the schema's graph
+  (``schema_graph.SchemaGraph.of``, stage one) is built only when the
+  one-walk check (``_plainly_valid``) cannot vouch for the schema; these
+  checks (stage two) take it; strict mode's transform
+  (``strict_schema.strict_schemas``, stage three) takes the same graph, or
+  serves a schema that needs none without one. No stage calls back into an
+  earlier one. Any other tool gets the checks alone, and a schema the SDK
+  built from Python types none at all.
 
 References are resolved by ``schema_graph.SchemaGraph``, the way jsonschema
 resolves them and without retrieving anything.
@@ -51,12 +58,10 @@ from .schema_graph import (
     shape_problems,
 )
 from .strict_schema import (
-    StrictSchemas,
-    as_json,
     format_violations,
     remember_enforced,
     root_violations,
-    transform,
+    strict_schemas,
 )
 
 if sys.version_info >= (3, 11):
@@ -104,12 +109,14 @@ def find_schema_problems(
 
     ``metaschema=False`` skips the metaschema check (the dearest part, about
     a millisecond) for schemas the SDK generated itself from Python types.
-    ``graph`` is ``schema``'s, when the caller built it already. With
+    ``graph`` is ``schema``'s (``SchemaGraph.of``: a JSON copy of a schema of
+    sound shape), when the caller built it already. With
     ``strict``, patterns are checked as the SDK will match them: ECMA-262
     named groups written for Python's ``re`` (``python_pattern``).
     """
     problems: list[SchemaProblem] = []
-    for shape in shape_problems(schema):
+    # A graph is built from a JSON copy, made only of a schema of sound shape.
+    for shape in shape_problems(schema) if graph is None else ():
         if shape.kind == "too deep":
             raise RecursionError  # callers report nesting on their own terms
         if shape.kind == "not finite":
@@ -446,7 +453,7 @@ def check_input_schema(
     where = f"Tool '{tool_name}': {field}"
     if _plainly_valid(schema, clean=True):
         return  # nothing any check below could find, seen in one walk
-    if any(p.kind == "too deep" for p in shape_problems(schema)):
+    if graph is None and any(p.kind == "too deep" for p in shape_problems(schema)):
         _too_deep(where, opted_in)
         return
     try:
@@ -551,15 +558,15 @@ def served_input_schema(tool_def: Any, schema: dict[str, Any]) -> dict[str, Any]
         if problems:
             raise ValueError(format_violations(tool_def.name, problems))
 
-    # One pass: the schema's JSON copy and its graph, built once; the checks
-    # every tool gets, on that graph, with patterns as Python's re will
-    # match them (a strict schema's ECMA-262 named groups are translated,
-    # not refused); then strict mode's transform, handed both.
-    document, problems = as_json(schema)
-    graph = None if problems else SchemaGraph.build(document)
+    # One pass. The graph is built once, for the checks every tool gets, and
+    # only when they need it (the one-walk check finds most schemas clean);
+    # then strict mode's transform takes it (or serves a schema that needs
+    # no graph without one). Patterns are checked as Python's re will match
+    # them: a strict schema's ECMA-262 named groups are translated.
+    graph = None if _plainly_valid(schema, clean=True) else SchemaGraph.of(schema)
     check_input_schema(
         tool_def.name,
-        schema if graph is None else document,
+        schema if graph is None else graph.document,
         opted_in=True,
         written=written,
         graph=graph,
@@ -570,13 +577,9 @@ def served_input_schema(tool_def: Any, schema: dict[str, Any]) -> dict[str, Any]
     # can be served in words. (A pydantic model describes what it enforces
     # itself, and is validated by the model.)
     describe = isinstance(declared, dict) or is_typeddict(declared)
-    forms = (
-        StrictSchemas(schema, schema, problems)
-        if graph is None
-        else transform(document, graph, describe=describe)
-    )
+    forms = strict_schemas(schema, describe=describe, graph=graph)
     if forms.violations:
         raise ValueError(format_violations(tool_def.name, forms.violations))
-    remember_enforced(tool_def, forms.served, forms.enforced)
+    remember_enforced(tool_def, forms)
     served: dict[str, Any] = forms.served
     return served

@@ -1,18 +1,24 @@
 """The graph of a JSON Schema document: its subschemas and its references.
 
-``SchemaGraph`` resolves every reference of a schema the way jsonschema
-does (the ``referencing`` library, the same dialect rules, base URIs from
-``$id``), with the SDK's one registry that never fetches anything
+The first stage of the one pass a tool's schema goes through (the checks,
+``schema_checks``, then strict mode's transform, ``strict_schema``, take
+what it builds and never build it again). ``SchemaGraph.of`` copies the
+schema through JSON (``json_copy``) and walks it: every schema position
+validation can reach, every reference resolved the way jsonschema resolves
+it (the ``referencing`` library, the same dialect rules, base URIs from
+``$id``) with the SDK's one registry that never fetches anything
 (``argument_validation.OFFLINE_REGISTRY``): a reference that resolves
-outside the document is reported as external, never retrieved.
-A document whose references are all local JSON Pointers and that changes
-no base URI (most schemas) is walked without ``referencing``, with the same
-result. ``shape_problems`` finds what a walk could trip over (nesting, NaN
-and infinities); ``python_pattern`` writes an ECMA-262 pattern for Python's
-``re``. This is the first stage of one pass per schema: the graph is built
-once and handed on to the checks every tool gets (``schema_checks``) and to
-strict mode's transform (``strict_schema.transform``); neither builds it
-again.
+outside the document is reported as external, never retrieved. A document
+whose references are all local JSON Pointers and that changes no base URI
+(most schemas) is walked without ``referencing``, with the same result
+(tests/strict/test_one_pass.py). The walk records what the root reaches
+without entering ``$defs`` except through a reference (``reached``), and
+whether the document nests too deep.
+
+``shape_problems`` finds what a walk could trip over (nesting, NaN and
+infinities) for the messages that report it; ``python_pattern`` writes an
+ECMA-262 pattern for Python's ``re``; ``pointer`` and ``subschemas`` are the
+vocabulary the later stages share.
 """
 
 from __future__ import annotations
@@ -80,6 +86,7 @@ _BASE_CHANGING = frozenset(
     {"$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$dynamicRef",
      "$recursiveRef", "$schema"}
 )  # fmt: skip
+_BASE_CHANGING_BELOW_ROOT = _BASE_CHANGING - {"$schema"}
 _DRAFT_7 = "http://json-schema.org/draft-07/schema#"
 # Dialects in which, without an "$id" or anchor, references are plain JSON
 # Pointers and the common keywords take the values draft 2020-12 gives them.
@@ -92,10 +99,10 @@ PLAIN_DIALECTS = frozenset(
         for tail in ("", "#")
     }
 )  # fmt: skip
-_LOCAL_POINTER = re.compile(r"#(/[^%]*)?\Z")
+LOCAL_POINTER = re.compile(r"#(/[^%]*)?\Z")
 
 
-def _follow(document: Any, ref: str) -> tuple[Path | None, Any]:
+def follow(document: Any, ref: str) -> tuple[Path | None, Any]:
     """Where the local JSON Pointer ``ref`` (``#/$defs/a``) leads, and what
     is there; (None, None) when it leads nowhere."""
     path: list[str | int] = []
@@ -187,6 +194,43 @@ def _plain_shape(document: Any, limit: int) -> bool:
     return True
 
 
+def json_copy(schema: Any, limit: int | None = MAX_SCHEMA_DEPTH) -> Any:
+    """``schema`` copied through JSON, as the wire will see it; None when it
+    has a problem ``shape_problems`` reports (too deep, contains itself, NaN
+    or an infinity) or a value JSON cannot carry. With ``limit=None`` the
+    depth is left to the graph's walk (``SchemaGraph.too_deep``)."""
+    try:
+        text = json.dumps(schema, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    document = json.loads(text)
+    if limit is not None and _too_deep(document, 0, limit):
+        return None
+    return document
+
+
+def _too_deep(value: Any, depth: int, limit: int | None = None) -> bool:
+    """Whether plain JSON ``value``, at ``depth``, nests to ``limit``
+    (``MAX_SCHEMA_DEPTH`` unless given)."""
+    if limit is None:
+        limit = MAX_SCHEMA_DEPTH
+    stack: list[tuple[Any, int]] = [(value, depth)]
+    while stack:
+        value, depth = stack.pop()
+        kind = type(value)
+        if kind is dict:
+            items: Any = value.values()
+        elif kind is list:
+            items = value
+        else:
+            continue
+        if depth >= limit:
+            return True
+        depth += 1
+        stack.extend([(item, depth) for item in items])
+    return False
+
+
 # --- resolving references the way jsonschema does -----------------------------
 
 
@@ -219,9 +263,9 @@ class Reference:
 
 
 Key = tuple[Path, str]
-# (path, value, resolver, whether the resolver already accounts for value's
-#  $id, the key of the position it was reached from, the reference followed)
-_Step = tuple[Path, Any, Any, bool, Key | None, "Reference | None"]
+# (path, value, resolver, whether the resolver already accounts for value's $id)
+_Step = tuple[Path, Any, Any, bool]
+_DEFINITIONS = frozenset({"$defs", "definitions"})
 
 
 @dataclass
@@ -230,31 +274,61 @@ class SchemaGraph:
 
     Positions are walked from the root and from every reference target, each
     with the base URI jsonschema would have there (``$id`` changes it, and a
-    reference carries the base of what it resolves to). ``edges`` holds both
-    kinds of step: into a subschema, and from a reference to its target; a
-    cycle through it is a recursive schema.
+    reference carries the base of what it resolves to). ``reached`` is what
+    the root reaches without entering ``$defs``/``definitions`` except
+    through a reference; the other entries (which nothing can apply to an
+    input) are walked after it, unless the graph is built for strict mode's
+    transform alone (``whole=False``), which never looks at them.
     """
 
     document: Any
     nodes: dict[Path, Any] = field(default_factory=dict)
     references: list[Reference] = field(default_factory=list)
-    edges: dict[Key, list[tuple[Key, Reference | None]]] = field(default_factory=dict)
     targets: dict[Path, set[Path]] = field(default_factory=dict)
+    reached: set[Path] = field(default_factory=set)
     too_complex: bool = False
+    too_deep: bool = False
+    """Whether the document nests ``MAX_SCHEMA_DEPTH`` levels or deeper
+    (checked by the walk, so a copy made with ``json_copy(..., limit=None)``
+    needs no walk of its own)."""
 
     @classmethod
-    def build(cls, document: Any) -> SchemaGraph:
+    def build(cls, document: Any, *, whole: bool = True) -> SchemaGraph:
+        """The graph of ``document``, a plain-JSON value (``of`` makes one)."""
         graph = cls(document)
-        graph._walk()
+        graph._walk(whole)
         return graph
 
-    def _walk(self) -> None:
+    @classmethod
+    def of(cls, schema: Any, *, whole: bool = True) -> SchemaGraph | None:
+        """The graph of a JSON copy of ``schema`` (its ``document``); None
+        when ``schema`` nests too deep, holds NaN or an infinity, or is not
+        JSON (``shape_problems`` and the checks report those)."""
+        document = json_copy(schema)
+        return None if document is None else cls.build(document, whole=whole)
+
+    def reached_only(self) -> SchemaGraph:
+        """This graph without the positions ``reached`` leaves out."""
+        if len(self.reached) == len(self.nodes):
+            return self
+        reached = self.reached
+        return SchemaGraph(
+            self.document,
+            {p: v for p, v in self.nodes.items() if p in reached},
+            [r for r in self.references if r.path in reached],
+            {p: t for p, t in self.targets.items() if p in reached},
+            reached,
+            self.too_complex,
+            self.too_deep,
+        )
+
+    def _walk(self, whole: bool) -> None:
         document = self.document
         if not isinstance(document, dict):  # no references to resolve
             self.nodes[()] = document
-            self.edges[((), "")] = []
+            self.reached = {()}
             return
-        if self._walk_without_references():
+        if self._walk_without_references(whole):
             return
         specification = _specification(document)
         locations = _locations(document)
@@ -266,18 +340,16 @@ class SchemaGraph:
         # Every URI the document itself names (Registry is a Mapping).
         known_uris = frozenset(registry)
         resolver = registry.resolver(base_uri=root_uri)
-        stack: list[_Step] = [((), document, resolver, True, None, None)]
+        stack: list[_Step] = [((), document, resolver, True)]
         seen: set[Key] = set()
         while stack:
-            path, value, resolver, entered, parent, via = stack.pop()
+            path, value, resolver, entered = stack.pop()
             if isinstance(value, dict) and not entered:
                 with contextlib.suppress(Exception):
                     resolver = resolver.in_subresource(
                         specification.create_resource(value)
                     )
             key: Key = (path, str(getattr(resolver, "_base_uri", "")))
-            if parent is not None:
-                self.edges.setdefault(parent, []).append((key, via))
             if key in seen:
                 continue
             seen.add(key)
@@ -285,7 +357,6 @@ class SchemaGraph:
                 self.too_complex = True
                 return
             self.nodes.setdefault(path, value)
-            self.edges.setdefault(key, [])
             if not isinstance(value, dict):
                 continue
             children: list[_Step] = []
@@ -299,20 +370,33 @@ class SchemaGraph:
                 if reference.target is not None and resolved is not None:
                     self.targets.setdefault(path, set()).add(reference.target)
                     children.append(
-                        (
-                            reference.target,
-                            resolved.contents,
-                            resolved.resolver,
-                            True,
-                            key,
-                            reference,
-                        )
+                        (reference.target, resolved.contents, resolved.resolver, True)
                     )
             for child_path, _, child in subschemas(value, path):
-                children.append((child_path, child, resolver, False, key, None))
+                children.append((child_path, child, resolver, False))
             stack.extend(reversed(children))
+        self._find_reached()
+        self.too_deep = not _plain_shape(document, MAX_SCHEMA_DEPTH)
 
-    def _walk_without_references(self) -> bool:
+    def _find_reached(self) -> None:
+        """``reached``, for a graph walked with ``referencing``."""
+        nodes = self.nodes
+        reached = self.reached
+        stack: list[Path] = [()]
+        while stack:
+            path = stack.pop()
+            if path in reached or path not in nodes:
+                continue
+            reached.add(path)
+            value = nodes[path]
+            if not isinstance(value, dict):
+                continue
+            stack.extend(self.targets.get(path, ()))
+            for child, keyword, _ in subschemas(value, path):
+                if keyword not in _DEFINITIONS:
+                    stack.append(child)
+
+    def _walk_without_references(self, whole: bool) -> bool:
         """The walk of a document whose references are all local JSON
         Pointers (``#``, ``#/$defs/...``) and that changes no base URI (no
         ``$schema``, ``$id``, ``$anchor``, ``$dynamicRef``...): most schemas.
@@ -325,94 +409,77 @@ class SchemaGraph:
         if not (isinstance(dialect, str) and dialect in PLAIN_DIALECTS):
             return False  # draft 4's "id", or a dialect jsonschema may not know
         nodes: dict[Path, Any] = {}
-        edges: dict[Key, list[tuple[Key, Reference | None]]] = {}
         references: list[Reference] = []
         targets: dict[Path, set[Path]] = {}
         stack: list[tuple[Path, Any]] = [((), document)]
-        while stack:
-            path, value = stack.pop()
-            key: Key = (path, "")
-            if key in edges:
-                continue
-            nodes.setdefault(path, value)
-            steps: list[tuple[Key, Reference | None]] = []
-            edges[key] = steps
-            if len(nodes) > MAX_SCHEMA_POSITIONS:
-                return False
-            if not isinstance(value, dict):
-                continue
-            if any(keyword in value for keyword in _BASE_CHANGING) and (
-                path or any(k in value for k in _BASE_CHANGING - {"$schema"})
-            ):
-                return False
-            children: list[tuple[Path, Any]] = []
-            if "$ref" in value:
-                ref = value["$ref"]
-                if not isinstance(ref, str) or not _LOCAL_POINTER.match(ref):
-                    return False
-                target, contents = _follow(document, ref)
-                if target is None:
-                    reference = Reference(path, "$ref", ref, "", None, "nowhere")
-                elif isinstance(contents, dict | list):
-                    reference = Reference(path, "$ref", ref, "", target, None)
-                    targets.setdefault(path, set()).add(target)
-                    steps.append(((target, ""), reference))
-                    children.append((target, contents))
-                else:
-                    reference = Reference(path, "$ref", ref, "", None, None)
-                references.append(reference)
-            for child_path, _, child in subschemas(value, path):
-                steps.append(((child_path, ""), None))
-                children.append((child_path, child))
-            stack.extend(reversed(children))
-        self.nodes, self.edges = nodes, edges
-        self.references, self.targets = references, targets
-        return True
-
-    def without(self, dropped: set[Path]) -> SchemaGraph:
-        """This graph less the positions at or under ``dropped`` (entries of
-        ``$defs`` no reference reaches, removed from the document): what
-        ``build`` would give for the document without them."""
-
-        shortest = min(map(len, dropped), default=0)
-
-        def kept(path: Path) -> bool:
-            return not any(path[:n] in dropped for n in range(shortest, len(path) + 1))
-
-        graph = SchemaGraph(self.document, too_complex=self.too_complex)
-        graph.nodes = {p: v for p, v in self.nodes.items() if kept(p)}
-        graph.references = [r for r in self.references if kept(r.path)]
-        graph.edges = {
-            key: [(child, via) for child, via in steps if kept(child[0])]
-            for key, steps in self.edges.items()
-            if kept(key[0])
-        }
-        graph.targets = {p: t for p, t in self.targets.items() if kept(p)}
-        return graph
-
-    def recursive_references(self) -> list[Reference]:
-        """The references that close a cycle: each makes the schema recursive."""
-        exploring, done = 1, 2
-        state: dict[Key, int] = {}
-        found: dict[tuple[Path, str], Reference] = {}
-        roots = [key for key in self.edges if key[0] == ()][:1]
-        for root in roots:
-            state[root] = exploring
-            stack = [(root, iter(self.edges.get(root, ())))]
+        later: list[tuple[Path, Any]] = []  # definitions, unless referenced
+        reached: set[Path] = set()
+        while True:
             while stack:
-                _, steps = stack[-1]
-                for child, via in steps:
-                    child_state = state.get(child)
-                    if child_state == exploring and via is not None:
-                        found.setdefault((via.path, via.keyword), via)
-                    elif child_state is None:
-                        state[child] = exploring
-                        stack.append((child, iter(self.edges.get(child, ()))))
-                        break
-                else:
-                    key, _ = stack.pop()
-                    state[key] = done
-        return list(found.values())
+                path, value = stack.pop()
+                if path in nodes:
+                    continue
+                nodes[path] = value
+                if len(nodes) > MAX_SCHEMA_POSITIONS:
+                    return False
+                kind = type(value)
+                if kind is not dict:
+                    if kind is list and _too_deep(value, len(path)):
+                        self.too_deep = True
+                    continue
+                if len(path) >= MAX_SCHEMA_DEPTH:
+                    self.too_deep = True
+                if not _BASE_CHANGING.isdisjoint(value) and (
+                    path or not _BASE_CHANGING_BELOW_ROOT.isdisjoint(value)
+                ):
+                    return False
+                children: list[tuple[Path, Any]] = []
+                inner = len(path) + 1
+                for key, child in value.items():
+                    kind = type(child)
+                    if inner >= MAX_SCHEMA_DEPTH and (kind is dict or kind is list):
+                        self.too_deep = True
+                    if key in _SUBSCHEMA_MAPS and kind is dict:
+                        into = (
+                            later if key in _DEFINITIONS and not reached else children
+                        )
+                        for name, sub in child.items():
+                            if key == "dependencies" and type(sub) is list:
+                                if _too_deep(sub, inner + 1):
+                                    self.too_deep = True
+                            else:
+                                into.append(((*path, key, name), sub))
+                    elif kind is list and (key in _SUBSCHEMA_LISTS or key == "items"):
+                        children.extend(
+                            ((*path, key, i), sub) for i, sub in enumerate(child)
+                        )
+                    elif key in _SUBSCHEMAS:
+                        children.append(((*path, key), child))
+                    elif key == "$ref":
+                        if kind is not str or not LOCAL_POINTER.match(child):
+                            return False
+                        target, contents = follow(document, child)
+                        if target is None:
+                            problem: str | None = "nowhere"
+                        elif isinstance(contents, dict | list):
+                            problem = None
+                            targets.setdefault(path, set()).add(target)
+                            children.append((target, contents))
+                        else:
+                            target, problem = None, None
+                        references.append(
+                            Reference(path, "$ref", child, "", target, problem)
+                        )
+                    elif (kind is dict or kind is list) and _too_deep(child, inner):
+                        self.too_deep = True
+                stack.extend(reversed(children))
+            if reached or not whole:
+                break
+            reached = set(nodes)
+            stack = list(reversed(later))
+        self.nodes, self.references, self.targets = nodes, references, targets
+        self.reached = reached or set(nodes)
+        return True
 
 
 def _locations(document: Any) -> dict[int, Path]:

@@ -1,86 +1,129 @@
-"""Strict mode's schema rules, checked when a strict tool is defined.
+"""Strict mode's schema rules, and the transform that serves a strict tool.
 
 A tool marked ``strict=True`` asks the Claude API to constrain generation to
-the tool's input schema with a grammar compiled from that schema. Grammar
-compilation cannot express every JSON Schema keyword, so the API answers a
-request whose strict schema uses one of them with a 400, and the Claude Code
-CLI's own conversion quietly sends such a tool as non-strict after a warning
-on stderr. Either way the author finds out late and far from the tool. The
-SDK sees every schema when the tool is defined, so it checks there:
+the tool's input schema with a grammar compiled from it. Strict mode takes a
+documented subset of JSON Schema (Anthropic's "Structured outputs" page,
+sections "JSON Schema limitations" and "Schema complexity limits"; the facts
+are ``SUPPORTED_TYPES``, ``SUPPORTED_FORMATS``, the regex support of
+``pattern`` and the three per-request caps below). A schema outside it is
+answered with a 400 on every request of the agent, so the SDK serves only the
+subset, and holds calls to everything the author wrote:
 
-- ``transform`` is the strict stage of one pass per schema: it takes the
-  schema's plain-JSON copy and its graph (``schema_graph.SchemaGraph``,
-  built once by the caller; ``schema_checks.served_input_schema`` runs the
-  checks every tool gets on the same graph first) and never calls back into
-  an earlier stage. It drops the ``$defs`` entries no reference reaches
-  (pruning the graph with them), closes each object with
-  ``additionalProperties: false`` over every property name declared for it
-  (branches of ``anyOf``/``oneOf``/``allOf``, ``$ref`` and conditionals
-  included, so closing only narrows inputs to declared names), moves into
-  the description what strict mode cannot compile but the SDK's validator
-  enforces on every call (``Served.DESCRIBED``: numeric and length bounds,
-  ``minItems`` above 1, ``maxItems``, ``uniqueItems``, unsupported regex
-  constructs), and lists every rule the served schema still breaks; those
-  are refused. What is moved into words is never dropped: the validator
-  checks calls against the author's constraints (``StrictSchemas.enforced``).
-  Under ``not``, an ``if`` condition or a ``oneOf`` branch a bound is not
-  moved (a subschema that accepts more there makes the schema accept less)
-  and is refused instead. ``strict_schemas`` is the same for a caller
-  holding only the schema (the relay, the report), ``make_strict`` its
-  served form and violations.
-- ``find_strict_violations`` is the check on its own: every place a schema
-  breaks a rule, as a JSON Pointer to the offending keyword and the rule.
-- ``RULES`` is strict mode's rules as one table: for each keyword (or schema
-  shape), whether it is kept, moved into the description (and enforced by
-  the SDK), normalized or refused, with its message and whether a pydantic
-  model enforces it. The checks, ``describe_constraints`` and the pydantic
-  path read it, and docs/strict-mode.md's table is generated from it.
-- ``find_limit_violations`` applies the per-request caps to all strict tools
-  that can reach one request, and ``check_request_limits`` does so for the
-  SDK servers handed to one query.
+- ``RULES`` is the contract, one row per keyword or schema shape: kept as
+  written (documented), moved into the description (outside the subset; the
+  served schema then admits more, and the SDK's validator still checks the
+  author's rule on every call), normalized (rewritten into the subset without
+  changing which declared-name inputs are admitted: objects closed,
+  ``oneOf`` served as ``anyOf``, an ``allOf`` branch that is a ``$ref``
+  written out), not served (``$schema``, unreached ``$defs``), or refused
+  (no sound served form: recursion, open objects and maps, a non-object
+  root). Each row says whether it is documented or the project's judgement,
+  and why; docs/strict-mode.md's table is rendered from it.
+- ``strict_schemas`` is the one function that serves a strict schema, for
+  ``@tool(strict=True)`` (``schema_checks.served_input_schema``), pydantic
+  models (``describe=False``: the model, not the schema, validates calls, so
+  only what constrains nothing moves) and the relay's ``strict_mcp_servers``.
+  It returns the *served* form (closed, inside the subset, with what is
+  outside in words, as ``{minimum: 1, maximum: 50}`` after a blank line: the
+  form the Anthropic Python SDK's ``transform_schema`` uses), the *enforced*
+  form (the author's schema closed the same way, every constraint kept,
+  ECMA-262 patterns written for Python's ``re``) and the violations (rules
+  with no served form; the tool is refused when there is any).
+- It is one pass per schema. A schema without references, ``$defs``,
+  conditionals, negation or tuples (most) is served by one recursion over
+  the plain dict (``_Builder.copy``) that copies it as plain JSON, closes
+  every object over the names declared for its instance (its own and its
+  ``anyOf``/``oneOf``/``allOf`` branches') and applies ``RULES`` node by
+  node. Any other gets its graph (``schema_graph.SchemaGraph``, built once,
+  by the caller when it has built it for the checks): the same builder
+  (``_Builder.node``) applies the same rules over it, closing each object
+  over every name declared for its instance anywhere (``$ref`` targets,
+  conditionals and dependent schemas too: ``_group_names_of``), writing each
+  served ``$ref`` as a JSON Pointer and serving the ``$defs`` entries the
+  served references reach. The two answer alike, and the graph's closing
+  answers as the definition-time index of groups (``_SchemaIndex``) that
+  closes the enforced form (tests/strict/test_one_pass.py).
+- ``find_strict_violations`` judges a schema as it stands against the
+  documented subset (the relay's "already strict" test, the strict report's
+  compliance figure).
+- ``find_limit_violations`` applies the per-request caps to strict tools that
+  can reach one request, ``check_server_limits`` to one SDK server and
+  ``check_request_limits`` to the SDK servers of one query; the relay, which
+  sees each request, degrades instead (``relay.rewrite``).
 
-References (``$ref``, embedded ``$id`` resources, ``$anchor``) are resolved
-as jsonschema resolves them and never over the network
-(``schema_graph.SchemaGraph``: local JSON Pointers directly, anything else
-with the ``referencing`` library), so a recursive schema is found however
-it is spelled. None of this raises on any value: a malformed,
-non-finite or too deeply nested schema is reported, not crashed on.
+Nothing here raises on any value: a malformed, non-finite or too deeply
+nested schema is reported, not crashed on. References are resolved as
+jsonschema resolves them and never fetched.
 """
 
 from __future__ import annotations
 
 import enum
 import json
+import math
 import weakref
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, NamedTuple
 
 from .schema_graph import (
+    LOCAL_POINTER,
     MAX_SCHEMA_DEPTH,
     MAX_SCHEMA_POSITIONS,
+    PLAIN_DIALECTS,
     Reference,
     SchemaGraph,
+    follow,
+    json_copy,
     pointer,
     python_patterns,
     shape_problems,
     subschemas,
 )
-from .schema_graph import python_pattern as python_pattern  # its old home
+
+# --- the documented subset ------------------------------------------------------
+
+DOCUMENTATION = (
+    "https://platform.claude.com/docs/en/build-with-claude/structured-outputs"
+)
+"""Anthropic's page that documents strict mode's JSON Schema subset
+("JSON Schema limitations") and its caps ("Schema complexity limits")."""
+
+SUPPORTED_TYPES = frozenset(
+    {"object", "array", "string", "integer", "number", "boolean", "null"}
+)
+"""Documented: "All basic types: object, array, string, integer, number,
+boolean, null"."""
+
+SUPPORTED_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "uri",
+     "ipv4", "ipv6", "uuid"}
+)  # fmt: skip
+"""Documented: "String formats: date-time, time, date, duration, email,
+hostname, uri, ipv4, ipv6, uuid"."""
 
 STRICT_TOOL_LIMIT = 20
-"""Most strict tools one request may carry."""
+"""Documented: "Strict tools per request: 20"."""
 
 OPTIONAL_PARAMETER_LIMIT = 24
-"""Most optional parameters across all strict schemas of one request."""
+"""Documented: "Optional parameters: 24", across all strict schemas of one
+request; "each parameter not listed in required counts"."""
 
 UNION_PARAMETER_LIMIT = 16
-"""Most union-typed parameters (``anyOf``/``oneOf`` or a ``type`` array)."""
+"""Documented: "Parameters with union types: 16": parameters that use
+``anyOf`` or type arrays, across all strict schemas of one request."""
+
+QUANTIFIER_LIMIT = 100
+"""The project's reading of "Complex {n,m} quantifiers with large ranges"
+(documented as unsupported, without a number): a counted repetition whose
+bound, multiplied through the counted repetitions around it, exceeds this.
+Such a pattern is served in words and still checked on every call."""
 
 Path = tuple[str | int, ...]
 
 
-# --- strict mode's rules, as one table -----------------------------------------
+# --- strict mode's rules, as one table --------------------------------------------
 
 
 class Served(enum.Enum):
@@ -88,73 +131,67 @@ class Served(enum.Enum):
 
     KEPT = "as written"
     DESCRIBED = "described"
-    """Moved into the description of the schema that held it, and still
-    enforced by the validator on every call."""
+    """Moved into the description of the schema that held it. When the rule
+    narrows (it refuses inputs), the validator still enforces it."""
     NORMALIZED = "normalized"
-    """Served as a corrected copy that accepts what the author's accepted."""
+    """Rewritten into the subset; admits what the author's schema admitted
+    among inputs that use declared names."""
     NOT_SERVED = "not served"
     REFUSED = "refused"
     """The tool is refused when it is defined (``ValueError``)."""
 
 
-Finding = tuple[Path, dict[str, Any]]
-"""Where, under the keyword, a rule is broken, and the message's fields."""
+DOCUMENTED = "documented"
+JUDGEMENT = "the project's judgement"
 
 
-def _always(value: Any) -> Iterator[Finding]:
-    yield (), {}
+def _always(value: Any) -> bool:
+    return True
 
 
-def _false(value: Any) -> Iterator[Finding]:
-    if value is False:
-        yield (), {}
+def _primitive(value: Any) -> bool:
+    return value is None or isinstance(value, str | bool | int | float)
 
 
-def _not_false(value: Any) -> Iterator[Finding]:
-    if value is not False:
-        yield (), {"found": "true" if value is True else "a schema"}
-
-
-def _not_zero_or_one(value: Any) -> Iterator[Finding]:
-    if not _is_zero_or_one(value):
-        yield (), {}
-
-
-def _regex_constructs(value: Any) -> Iterator[Finding]:
-    if isinstance(value, str):
-        for construct, example in _unsupported_regex_constructs(value):
-            yield (), {"construct": construct, "example": example}
-
-
-def _not_a_string(value: Any) -> Iterator[Finding]:
-    if not isinstance(value, str):
-        yield (), {}
-
-
-def _names_with_regex_constructs(value: Any) -> Iterator[Finding]:
-    if isinstance(value, dict):
-        for name in value:
-            for _, fields in _regex_constructs(name):
-                yield (name,), fields
+def _is_zero_or_one(value: Any) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and value in (0, 1)
+    )
 
 
 @dataclass(frozen=True)
 class Rule:
     """One of strict mode's rules: what a keyword is served as, and why.
 
-    A rule with a ``check`` is applied to every schema holding ``keyword``
-    (``check`` yields each place its value breaks the rule); one without is
-    applied by the code named in its ``name`` and only lends its message.
-    ``message`` is a ``str.format`` template with ``keyword``, ``value`` and
-    the check's fields. ``label``, ``note`` and ``enforced_by`` are the row
-    of docs/strict-mode.md's table (empty ``label``: shown with the row
-    before, or not at all).
+    A rule with ``keywords`` applies to a schema holding one of them whose
+    value ``applies`` accepts (the first such rule of the keyword decides);
+    one without is applied by the code named in its ``name`` and lends its
+    message. ``message`` (a ``str.format`` template with ``keyword``,
+    ``value`` and the code's fields) is what a violation of the rule says:
+    always for a refused rule, for a described one when it cannot move
+    (``describe=False``), and for any rule but a kept one when a schema is
+    judged as it stands (``find_strict_violations``). ``source`` is whether
+    the documentation states the rule (``DOCUMENTED``, ``why`` quotes it)
+    or it is the project's judgement (``why`` gives the reason). ``label``,
+    ``note`` and ``enforced_by`` are the rest of the row of
+    docs/strict-mode.md's table (no ``label``: not shown).
     """
 
-    keyword: str
+    keywords: tuple[str, ...]
     served_as: Served
-    check: Callable[[Any], Iterable[Finding]] | None
-    message: str
+    message: str = ""
+    applies: Callable[[Any], bool] = _always
+    kinds: frozenset[type] | None = None
+    """When set, the rule applies to exactly the values of these types
+    (``applies`` is not called)."""
+    source: str = DOCUMENTED
+    why: str = ""
+    narrows: bool = True
+    """For a described rule: whether the keyword refuses inputs, so that
+    moving it is sound only where a validator enforces it (JSON Schema
+    tools, not pydantic models). One that constrains nothing moves always."""
     pydantic_enforces: bool = False
     """Whether a pydantic model enforces the keyword it derives from a field
     constraint (``Field(ge=1)`` -> ``minimum``), so that a model's tool may
@@ -164,62 +201,345 @@ class Rule:
     note: str = ""
     enforced_by: str = ""
 
-    def findings(self, value: Any, at: Path) -> Iterator[StrictViolation]:
-        assert self.check is not None
-        for where, fields in self.check(value):
-            yield StrictViolation(
-                pointer((*at, self.keyword, *where)),
-                self.message.format(keyword=self.keyword, value=value, **fields),
-            )
 
-
+_BY_VALIDATOR = "the SDK's validator (your schema), every call and example"
+_NOT_LISTED = (
+    "not in the page's list of supported features; {what}, so the schema "
+    "served without it admits more, and the SDK's validator keeps it"
+)
 _NUMERIC = (
     "numeric constraint '{keyword}' is not supported in strict mode; check the "
     "range in the tool's handler"
-)
-_ARRAY = (
-    "array constraint '{keyword}' is not supported in strict mode (only "
-    "minItems 0 or 1 is); check it in the tool's handler"
 )
 _STRING = (
     "string length constraint '{keyword}' is not supported in strict mode; "
     "check the length in the tool's handler"
 )
+_ARRAY = (
+    "array constraint '{keyword}' is not supported in strict mode (only "
+    "minItems 0 or 1 is); check it in the tool's handler"
+)
+_NARROWING = (
+    "'{keyword}' is not in strict mode's documented subset; check it in the "
+    "tool's handler"
+)
 _REGEX = (
-    "pattern uses {construct} ({example!r}), which strict mode's regular "
-    "expressions do not support"
+    "pattern uses {construct} ({example!r}), which {whose}; check the pattern "
+    "in the tool's handler"
 )
-_BY_VALIDATOR = "the SDK's validator"
-_RECURSION = (
-    "— (strict mode cannot compile recursion; references are resolved as "
-    "jsonschema resolves them)"
-)
+_RECURSION = "— (strict mode cannot compile recursion)"
+_OBJECTS = '"required and additionalProperties (must be set to false for objects)"'
+_REFS = '"$ref, $def, and definitions (external $ref not supported)"'
 
 
-def _bound(keyword: str, message: str, note: str, enforced_by: str) -> Rule:
-    """A bound strict mode cannot compile: served in words, enforced by the SDK."""
-    return Rule(
-        keyword,
-        Served.DESCRIBED,
-        _always,
-        message,
-        pydantic_enforces=True,
-        label=f"`{keyword}`",
-        note=note,
-        enforced_by=enforced_by,
+def _valid_type(value: Any) -> bool:
+    if isinstance(value, str):
+        return value in SUPPORTED_TYPES
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(t, str) and t in SUPPORTED_TYPES for t in value)
+        and len(set(value)) == len(value)
     )
 
 
-_NUMERIC_NOTE = ": `{minimum: 1, maximum: 50}` in the description"
-_NUMERIC_BY = "the SDK's validator (your schema), every call and example"
-_STRING_NOTE = ": `{minLength: 2, maxLength: 40}`"
+def _pattern_outside(value: Any) -> bool:
+    return isinstance(value, str) and bool(regex_findings(value))
 
 
-_ITEMS_NOTE = ": `{minItems: 2, maxItems: 3}` (`minItems` 0 or 1 is served as written)"
+def _not_false(value: Any) -> bool:
+    return value is not False
+
 
 RULES: tuple[Rule, ...] = (
+    # -- kept: the documented subset --
+    Rule(
+        ("type",),
+        Served.KEPT,
+        applies=_valid_type,
+        why='"Supported features: All basic types: object, array, string, '
+        'integer, number, boolean, null"; a list of them is a union '
+        "(counted by the caps)",
+        label="`type`: one of the seven basic types, or a list of them",
+        enforced_by="the grammar, and the validator",
+    ),
+    Rule(
+        ("properties",),
+        Served.KEPT,
+        kinds=frozenset({dict}),
+        why=_OBJECTS,
+        label="`properties`",
+        enforced_by="the grammar, and the validator",
+    ),
+    Rule(
+        ("required",),
+        Served.KEPT,
+        applies=lambda value: (
+            isinstance(value, list) and all(isinstance(name, str) for name in value)
+        ),
+        why=_OBJECTS,
+        label="`required`",
+        enforced_by="the grammar, and the validator",
+    ),
+    Rule(
+        ("items",),
+        Served.KEPT,
+        kinds=frozenset({dict, bool}),
+        source=JUDGEMENT,
+        why="the page's arrays (and its examples) describe their items with "
+        "one `items` schema; no other array keyword is listed",
+        label="`items` (one schema)",
+        enforced_by="the grammar, and the validator",
+    ),
+    Rule(
+        ("enum",),
+        Served.KEPT,
+        applies=lambda value: isinstance(value, list) and all(map(_primitive, value)),
+        why='"enum (strings, numbers, bools, or nulls only - no complex types)"',
+        label="`enum` of strings, numbers, booleans and null",
+        enforced_by="the grammar, and the validator",
+    ),
+    Rule(
+        ("const",),
+        Served.KEPT,
+        applies=_primitive,
+        why='"const"',
+        label="`const` of a string, number, boolean or null",
+        enforced_by="the grammar, and the validator",
+    ),
+    Rule(
+        ("anyOf", "allOf"),
+        Served.KEPT,
+        applies=lambda value: isinstance(value, list) and bool(value),
+        why='"anyOf and allOf (with limitations - allOf with $ref not '
+        'supported)"; `anyOf` counts as a union',
+        label="`anyOf`, `allOf`",
+        enforced_by="the grammar, and the validator",
+    ),
+    Rule(
+        ("$ref",),
+        Served.KEPT,
+        kinds=frozenset({str}),
+        why=_REFS,
+        label="`$ref` within the schema",
+        note=", as a JSON Pointer into the served schema",
+        enforced_by="the grammar, and the validator",
+    ),
+    Rule(
+        ("$defs", "definitions"),
+        Served.KEPT,
+        kinds=frozenset({dict}),
+        why=_REFS,
+        label="`$defs`, `definitions`",
+        enforced_by="the grammar, and the validator",
+    ),
+    Rule(
+        ("default",),
+        Served.KEPT,
+        why='"default property for all supported types"',
+        label="`default`",
+        enforced_by="— (an annotation)",
+    ),
+    Rule(
+        ("format",),
+        Served.KEPT,
+        applies=lambda value: isinstance(value, str) and value in SUPPORTED_FORMATS,
+        why='"String formats: date-time, time, date, duration, email, '
+        'hostname, uri, ipv4, ipv6, uuid"',
+        label="`format`: one of those ten",
+        enforced_by="the grammar (the validator, as upstream's, treats "
+        "`format` as an annotation)",
+    ),
+    Rule(
+        ("minItems",),
+        Served.KEPT,
+        applies=_is_zero_or_one,
+        why='"Array minItems (only values 0 and 1 supported)"',
+        label="`minItems` 0 or 1",
+        enforced_by="the grammar, and the validator",
+    ),
+    Rule(
+        ("pattern",),
+        Served.KEPT,
+        applies=lambda value: isinstance(value, str) and not regex_findings(value),
+        why='"Pattern support (regex)": full and partial matching, `*`, `+`, '
+        "`?`, simple `{n,m}`, character classes `[]`, `.`, `\\d`, `\\w`, "
+        "`\\s`, groups `(...)`; taken as also meaning alternation `|`, "
+        "non-capturing groups `(?:...)`, `\\D`, `\\W`, `\\S` and escaped "
+        "characters (the project's judgement: plain regular-language syntax)",
+        label="`pattern` that uses only what the page supports",
+        enforced_by="the grammar, and the validator (Python's `re`)",
+    ),
+    Rule(
+        ("additionalProperties",),
+        Served.KEPT,
+        applies=lambda value: value is False,
+        why='"additionalProperties (must be set to false for objects)"',
+        label="`additionalProperties: false`",
+        enforced_by="the grammar, and the validator",
+    ),
+    Rule(
+        ("description", "title"),
+        Served.KEPT,
+        kinds=frozenset({str}),
+        source=JUDGEMENT,
+        why="annotations that constrain nothing; the page's SDKs keep them "
+        "(the Anthropic Python SDK's `transform_schema` keeps both) and write "
+        "what they move into the description",
+        label="`description`, `title`",
+        enforced_by="— (annotations)",
+    ),
+    # -- normalized --
+    Rule(
+        (),
+        Served.NORMALIZED,
+        "object is not closed: strict mode requires additionalProperties: "
+        "false on every object",
+        why='"additionalProperties (must be set to false for objects)"; the '
+        'SDKs\' transform "Add additionalProperties: false to all objects"',
+        name="not closed",
+        label="an object without `additionalProperties`",
+        note=": closed with `additionalProperties: false` over every property "
+        "name declared for it: its own `properties` and those of its "
+        "`anyOf`/`oneOf`/`allOf` branches, a `$ref` beside `properties`, "
+        "`if`/`then`/`else` and `dependentSchemas` (a name it lacks is added "
+        'as `{}`). Schemas generated from a dict (`{"a": str}`) or a '
+        "TypedDict are closed too",
+        enforced_by="the grammar, and the validator (an undeclared key is an error)",
+    ),
+    Rule(
+        (),
+        Served.NORMALIZED,
+        source=JUDGEMENT,
+        why="a closed object that does not declare a name its `required` "
+        "lists could never be satisfied",
+        name="declared",
+        label="a name in `required`, `dependentRequired` (or draft 7 "
+        "`dependencies`) that `properties` does not declare",
+        note=": declared as `{}` when the object is closed, so the closed schema "
+        'accepts what yours did (`{"properties": {"a": ...}, "required": '
+        '["b"]}` is served with `"b": {}`)',
+        enforced_by="the validator",
+    ),
+    Rule(
+        (),
+        Served.NORMALIZED,
+        source=JUDGEMENT,
+        why="a tool without arguments: closed, it takes `{}` as its author meant",
+        name="no arguments",
+        label='the root `{"type": "object"}` with no properties',
+        note=': `{"type": "object", "properties": {}, "additionalProperties": false}`',
+        enforced_by="the validator (only `{}`)",
+    ),
+    Rule(
+        ("oneOf",),
+        Served.NORMALIZED,
+        "oneOf is not in strict mode's documented subset (the SDK serves it "
+        "as anyOf and checks its exclusivity on every call)",
+        applies=lambda value: isinstance(value, list) and bool(value),
+        source=JUDGEMENT,
+        why="`oneOf` is not in the page's list, `anyOf` is; `anyOf` admits "
+        "every input `oneOf` admits (it drops only the exclusivity, which the "
+        "validator keeps), as the Anthropic Python SDK's `transform_schema` "
+        "rewrites it",
+        label="`oneOf`",
+        note=": served as `anyOf` (inside an `allOf` when the schema has an "
+        "`anyOf` too)",
+        enforced_by="the validator (`oneOf`, exclusivity included)",
+    ),
+    Rule(
+        (),
+        Served.NORMALIZED,
+        "allOf with $ref is not supported in strict mode",
+        why='"allOf with $ref not supported"',
+        name="allOf $ref",
+        label="an `allOf` branch that is a `$ref`",
+        note=": the referenced schema written out in its place (its served "
+        "form: the same inputs)",
+        enforced_by="the grammar, and the validator",
+    ),
+    Rule(
+        ("unevaluatedProperties",),
+        Served.NORMALIZED,
+        "unevaluatedProperties is not in strict mode's documented subset (the "
+        "SDK closes the object with additionalProperties: false instead)",
+        applies=lambda value: value is False,
+        source=JUDGEMENT,
+        why="not in the page's list; closed with `additionalProperties: false` "
+        "over every name declared for the object, which admits at least what "
+        "`unevaluatedProperties: false` admits among them",
+        label="`unevaluatedProperties: false`",
+        note=": the object closed with `additionalProperties: false` instead",
+        enforced_by="the validator (`unevaluatedProperties`)",
+    ),
+    Rule(
+        ("prefixItems", "items"),
+        Served.NORMALIZED,
+        "{keyword} (a tuple) is not in strict mode's documented subset; check "
+        "the positions in the tool's handler",
+        applies=lambda value: isinstance(value, list),
+        source=JUDGEMENT,
+        why="the page lists no tuple keyword; every element matches the "
+        "schema of its position, so `items: {anyOf: [those schemas]}` admits "
+        "every tuple the author's admits (a pydantic model's tuple field is "
+        "checked by the model)",
+        pydantic_enforces=True,
+        label="`prefixItems` (and draft 7's `items: [...]` with `additionalItems`)",
+        note=": `items` becomes the `anyOf` of the position schemas (and of "
+        "`items`, unless `false`); the positions are written in words",
+        enforced_by=_BY_VALIDATOR,
+    ),
+    Rule(
+        (
+            "$schema",
+            "$id",
+            "$anchor",
+            "$comment",
+            "$dynamicAnchor",
+            "$recursiveAnchor",
+            "$vocabulary",
+        ),
+        Served.NOT_SERVED,
+        "'{keyword}' is not in strict mode's documented subset (the SDK does "
+        "not serve it)",
+        source=JUDGEMENT,
+        why="they name the document, its dialect and its parts, or comment "
+        "on it; they constrain no input (references are written as JSON "
+        "Pointers instead)",
+        label="`$schema`, `$id`, `$anchor`, `$comment`",
+        enforced_by="the validator reads your schema in its own dialect",
+    ),  # fmt: skip
+    Rule(
+        ("uniqueItems",),
+        Served.NOT_SERVED,
+        "'uniqueItems' is not in strict mode's subset",
+        applies=lambda value: value is False,
+        source=JUDGEMENT,
+        why="`false` says nothing",
+        label="`uniqueItems: false`",
+    ),
+    Rule(
+        (),
+        Served.NOT_SERVED,
+        source=JUDGEMENT,
+        why="it cannot apply to any input",
+        name="unreached",
+        label="a `$defs` / `definitions` entry no served `$ref` reaches",
+        enforced_by="— (or the validator, where a moved keyword refers to it)",
+    ),
+    # -- described: outside the subset, in words --
     *(
-        _bound(keyword, _NUMERIC, _NUMERIC_NOTE, _NUMERIC_BY)
+        Rule(
+            (keyword,),
+            Served.DESCRIBED,
+            _NUMERIC,
+            why='"Not supported: Numerical constraints (such as minimum, '
+            'maximum, multipleOf)"',
+            pydantic_enforces=True,
+            label=f"`{keyword}`",
+            note=": `{minimum: 1, maximum: 50}` in the description",
+            enforced_by=_BY_VALIDATOR,
+        )
         for keyword in (
             "minimum",
             "exclusiveMinimum",
@@ -229,340 +549,337 @@ RULES: tuple[Rule, ...] = (
         )
     ),
     *(
-        _bound(keyword, _STRING, _STRING_NOTE, _BY_VALIDATOR)
+        Rule(
+            (keyword,),
+            Served.DESCRIBED,
+            _STRING,
+            why='"Not supported: String constraints (minLength, maxLength)"',
+            pydantic_enforces=True,
+            label=f"`{keyword}`",
+            note=": `{minLength: 2, maxLength: 40}`",
+            enforced_by=_BY_VALIDATOR,
+        )
         for keyword in ("minLength", "maxLength")
     ),
     Rule(
-        "pattern",
+        ("pattern",),
         Served.DESCRIBED,
-        _regex_constructs,
         _REGEX,
+        applies=_pattern_outside,
+        why='"Pattern support (regex) ... NOT supported: Backreferences to '
+        "groups, Lookahead/lookbehind assertions, Word boundaries: \\b, \\B, "
+        'Complex {n,m} quantifiers with large ranges" (large: a bound over '
+        f"{QUANTIFIER_LIMIT}, multiplied through nested counts, the project's "
+        "reading); constructs the page does not list (named groups "
+        "`(?<name>...)`, `\\p{...}`, `\\c`, inline flags, other escapes) are "
+        "the project's judgement: not known to compile",
         pydantic_enforces=True,
-        label="`pattern` with a backreference (`\\1`, `\\k<name>`, `(?P=name)`), "
-        "lookahead (`(?=`, `(?!`), lookbehind (`(?<=`, `(?<!`) or a word "
-        "boundary (`\\b`, `\\B`)",
-        note=': `{pattern: "..."}` (any other pattern is served as written, '
-        "`[\\b]` included)",
-        enforced_by="the SDK's validator (Python's `re`)",
+        label="`pattern` with any other construct",
+        note=': `{pattern: "..."}`',
+        enforced_by="the SDK's validator (Python's `re`, ECMA-262 named groups "
+        "translated)",
     ),
     Rule(
-        "pattern",
+        ("minItems",),
         Served.DESCRIBED,
-        _not_a_string,
-        "pattern must be a string",
-        pydantic_enforces=True,
-    ),
-    Rule(
-        "minItems",
-        Served.DESCRIBED,
-        _not_zero_or_one,
         "minItems must be 0 or 1 in strict mode (found {value!r}); check longer "
         "minimums in the tool's handler",
+        applies=lambda value: not _is_zero_or_one(value),
+        why='"Array minItems (only values 0 and 1 supported)"',
         pydantic_enforces=True,
         label="`minItems` other than 0 or 1",
-        note=_ITEMS_NOTE,
+        note=": `{minItems: 2, maxItems: 3}`",
         enforced_by=_BY_VALIDATOR,
-    ),
-    Rule(
-        "maxItems",
-        Served.DESCRIBED,
-        _always,
-        _ARRAY,
-        pydantic_enforces=True,
-        label="`maxItems`",
-        note=_ITEMS_NOTE,
-        enforced_by=_BY_VALIDATOR,
-    ),
-    Rule(
-        "uniqueItems",
-        Served.DESCRIBED,
-        _always,
-        _ARRAY,
-        pydantic_enforces=True,
-        label="`uniqueItems: true`",
-        note=": `{uniqueItems: true}` (`false`, which says nothing, is dropped)",
-        enforced_by=_BY_VALIDATOR,
-    ),
-    Rule(
-        "pattern",
-        Served.KEPT,
-        None,
-        "",
-        name="named group",
-        label="`pattern` with an ECMA-262 named group `(?<name>...)`",
-        note=" (strict mode allows it)",
-        enforced_by="the SDK's validator, with the group written `(?P<name>...)` "
-        "for Python's `re` (and `\\k<name>` as `(?P=name)`)",
-    ),
-    Rule(
-        "",
-        Served.REFUSED,
-        None,
-        " (it is not moved into the description here: under not, in an if "
-        "condition or in a oneOf branch, a schema that accepts more makes the "
-        "schema around it accept less)",
-        name="not described",
-        label="any of the above **under `not`, in an `if` condition or in a "
-        "`oneOf` branch**",
-        enforced_by="— (a subschema that accepts more makes the schema around "
-        "it accept less: `not: {minimum: 5}` without its bound would refuse "
-        "every number)",
     ),
     *(
         Rule(
-            keyword,
-            Served.REFUSED,
-            _always,
+            (keyword,),
+            Served.DESCRIBED,
             _ARRAY,
-            label=f"`{keyword}`",
-            enforced_by="— (check it in the handler)",
+            why='"Not supported: Array constraints beyond minItems of 0 or 1"',
+            pydantic_enforces=keyword in ("maxItems", "uniqueItems"),
+            label=f"`{keyword}`" + (": true" if keyword == "uniqueItems" else ""),
+            note=": `{maxItems: 3}`"
+            if keyword in ("maxItems", "uniqueItems")
+            else ": `{contains: ...}`",
+            enforced_by=_BY_VALIDATOR,
         )
-        for keyword in ("contains", "minContains", "maxContains")
+        for keyword in (
+            "maxItems",
+            "uniqueItems",
+            "contains",
+            "minContains",
+            "maxContains",
+        )
     ),
     Rule(
-        "additionalProperties",
-        Served.NORMALIZED,
-        None,
-        "",
-        name="closed",
-        label="an object that declares properties but no `additionalProperties`",
-        note=": closed with `additionalProperties: false` over every property "
-        "name declared for it: its own `properties` and those of its "
-        "`anyOf`/`oneOf`/`allOf` branches, a `$ref` beside `properties`, "
-        "`if`/`then`/`else` and `dependentSchemas` (a name it lacks is added "
-        'as `{}`). Schemas generated from a dict (`{"a": str}`) or a '
-        "TypedDict are closed too",
-        enforced_by="the validator (an undeclared key is an error)",
+        ("enum", "const"),
+        Served.DESCRIBED,
+        "{keyword} with an object or array value is not supported in strict "
+        "mode; check it in the tool's handler",
+        applies=lambda value: True,
+        why='"Not supported: Complex types within enums" (`const` is an enum '
+        "of one: the project's reading)",
+        label="`enum` or `const` with an object or array value",
+        note=": `{enum: [...]}`",
+        enforced_by=_BY_VALIDATOR,
+    ),
+    *(
+        Rule(
+            (keyword,),
+            Served.DESCRIBED,
+            _NARROWING,
+            source=JUDGEMENT,
+            why=_NOT_LISTED.format(what=what),
+            pydantic_enforces=keyword in ("minProperties", "maxProperties"),
+            label=label,
+            note=f": `{{{keyword}: ...}}`{note}",
+            enforced_by=_BY_VALIDATOR,
+        )
+        for keyword, label, what, note in (
+            ("not", "`not`", "it only refuses inputs", ""),
+            ("if", "`if`, `then`, `else`", "together they only refuse inputs", ""),
+            ("then", "", "", ""),
+            ("else", "", "", ""),
+            (
+                "dependentSchemas",
+                "`dependentSchemas`, `dependentRequired`, draft 7 `dependencies`",
+                "each only refuses inputs",
+                "",
+            ),
+            ("dependentRequired", "", "", ""),
+            ("dependencies", "", "", ""),
+            (
+                "propertyNames",
+                "`propertyNames`, `minProperties`, `maxProperties`",
+                "each only refuses inputs",
+                "",
+            ),
+            ("minProperties", "", "", ""),
+            ("maxProperties", "", "", ""),
+            (
+                "patternProperties",
+                "`patternProperties`",
+                "it only constrains the values of the names it matches",
+                " (a name it matches that `properties` does not declare is not "
+                "served: the object is closed)",
+            ),
+            (
+                "unevaluatedItems",
+                "`unevaluatedItems`, `additionalItems` (without a tuple)",
+                "it only refuses inputs",
+                "",
+            ),
+            ("additionalItems", "", "", ""),
+        )
     ),
     Rule(
-        "required",
-        Served.NORMALIZED,
-        None,
-        "",
-        name="declared",
-        label="a name in `required`, `dependentRequired` (or draft 7 "
-        "`dependencies`) that `properties` does not declare",
-        note=": declared as `{}` when the object is closed, so the closed schema "
-        'accepts what yours did (`{"properties": {"a": ...}, "required": '
-        '["b"]}` is served with `"b": {}`, not as a schema no call can satisfy)',
-        enforced_by="the validator",
+        ("format",),
+        Served.DESCRIBED,
+        "format {value!r} is not one of strict mode's formats (the SDK serves "
+        "it in words)",
+        narrows=False,
+        why='"String formats: date-time, time, date, duration, email, '
+        'hostname, uri, ipv4, ipv6, uuid"; the SDKs "Filter string formats to '
+        'supported list only"',
+        label="`format` other than those ten (`int32`, `json`, ...)",
+        note=': `{format: "int32"}`',
+        enforced_by="— (the validator, as upstream's, treats `format` as an "
+        "annotation: nothing is lost)",
     ),
+    # -- refused: no sound served form --
     Rule(
-        "properties",
-        Served.NORMALIZED,
-        None,
-        "",
-        name="no arguments",
-        label='the root `{"type": "object"}` with no properties (a tool without '
-        "arguments)",
-        note=': `{"type": "object", "properties": {}, "additionalProperties": false}`',
-        enforced_by="the validator (only `{}`)",
-    ),
-    Rule(
-        "$defs",
-        Served.NOT_SERVED,
-        None,
-        "",
-        name="unreached",
-        label="a `$defs` / `definitions` entry no `$ref` reaches",
-        note=", and not checked",
-        enforced_by="— (it cannot apply to any input)",
-    ),
-    Rule(
-        "type",
+        ("additionalProperties",),
         Served.REFUSED,
-        None,
-        "the root of a strict tool's input schema must be an object "
-        '("type": "object", found {found}); the Messages API takes a '
-        "tool's input as a JSON object of named arguments",
-        name="root",
-        label='a root that is not an object (`{"type": "array", ...}`, '
-        '`"type": ["object", "null"]`)',
-        enforced_by="— (the API's tool type takes an object of named arguments)",
+        "additionalProperties must be false in strict mode (found {found}); "
+        "strict mode has no open objects or free-form maps",
+        applies=_not_false,
+        why='"Not supported: additionalProperties set to anything other than '
+        'false"; closing it would refuse inputs you allowed',
+        label="`additionalProperties` other than `false` (`true`, a schema)",
+        enforced_by="—",
     ),
     Rule(
-        "properties",
+        ("unevaluatedProperties",),
         Served.REFUSED,
-        None,
+        "unevaluatedProperties leaves the object open (found {found}); strict "
+        "mode has no open objects or free-form maps",
+        applies=_not_false,
+        why='"Not supported: additionalProperties set to anything other than '
+        "false\" (an open `unevaluatedProperties` is the same, the project's "
+        "reading)",
+        label="`unevaluatedProperties` other than `false`",
+        enforced_by="—",
+    ),
+    Rule(
+        (),
+        Served.REFUSED,
         "object declares no properties: strict mode requires "
         "additionalProperties: false, which would only accept {{}}; "
         "declare the object's properties",
+        source=JUDGEMENT,
+        why="the page requires `additionalProperties: false` on every object "
+        "and has no free-form map; closed, it could only be `{}`, which would "
+        "refuse every value you allowed",
         name="no properties",
         label='an object deeper than the root that declares no properties (`{"type": '
         '"object"}`, a `dict` / `dict[str, X]` parameter)',
-        enforced_by="— (closed, it could only be `{}`; strict mode has no "
-        "free-form maps)",
+        enforced_by="—",
     ),
     Rule(
-        "additionalProperties",
+        (),
         Served.REFUSED,
-        _not_false,
-        "additionalProperties must be false in strict mode (found {found}); "
-        "strict mode has no open objects or free-form maps",
-        label="`additionalProperties` other than `false` (`true`, a schema)",
-        enforced_by="— (closing it would reject inputs you allowed)",
+        "the root of a strict tool's input schema must be an object "
+        '("type": "object", found {found}); the Messages API takes a '
+        "tool's input as a JSON object of named arguments",
+        source=JUDGEMENT,
+        why="the Messages API's `input_schema` describes a JSON object of "
+        "named arguments",
+        name="root",
+        label='a root that is not an object (`{"type": "array", ...}`, '
+        '`"type": ["object", "null"]`)',
+        enforced_by="—",
     ),
     Rule(
-        "additionalProperties",
+        (),
         Served.REFUSED,
-        None,
-        "object is not closed: strict mode requires additionalProperties: "
-        "false. The SDK closes objects for you, but not one evaluated "
-        "under not or as an if condition unless the object it applies to "
-        "is closed too (alone, closing it would let more inputs "
-        'through): give the enclosing schema "type": "object" and its '
-        "properties, or close this object yourself",
-        name="not closed",
-        label="an object evaluated negated (under `not`, or as an `if` condition) "
-        "whose enclosing object is not closed",
-        enforced_by="— (closing it alone would let more inputs through; give the "
-        'enclosing schema `"type": "object"` and its properties, or close it '
-        "yourself)",
-    ),
-    Rule(
-        "unevaluatedProperties",
-        Served.REFUSED,
-        _false,
-        "unevaluatedProperties is not used in strict schemas: the SDK "
-        "closes every object with additionalProperties: false over "
-        "the property names declared for it (in its properties, "
-        "anyOf/oneOf/allOf branches, $ref, if/then/else and "
-        "dependentSchemas); remove it",
-        label="`unevaluatedProperties`",
-        enforced_by="— (the SDK closes objects with `additionalProperties: "
-        "false`; remove it)",
-    ),
-    Rule(
-        "unevaluatedProperties",
-        Served.REFUSED,
-        _not_false,
-        "unevaluatedProperties leaves the object open (found {found}); strict "
-        "mode has no open objects or free-form maps",
-    ),
-    Rule(
-        "unevaluatedItems",
-        Served.REFUSED,
-        _not_false,
-        "unevaluatedItems leaves the array open (found {found}); describe every "
-        "item with items/prefixItems, or set it to false",
-        label="`unevaluatedItems` other than `false`",
-        enforced_by="— (describe every item with `items`/`prefixItems`)",
-    ),
-    Rule(
-        "patternProperties",
-        Served.REFUSED,
-        _names_with_regex_constructs,
-        _REGEX,
-        label="a `patternProperties` name with a backreference, lookaround or a "
-        "word boundary",
-        enforced_by="— (a property name cannot be served in words)",
-    ),
-    Rule(
-        "$ref",
-        Served.REFUSED,
-        None,
         "recursive schema: $ref {ref!r} leads back into a schema that contains "
         "it; strict mode cannot compile recursive schemas",
+        why='"Not supported: Recursive schemas"',
         name="recursive $ref",
-        label="recursion: a `$ref` that leads back into a schema containing it "
-        '(`"#"`, a `$defs` entry referring to itself, directly or through '
-        "others, an embedded `$id` or an `$anchor`)",
+        label="recursion: a served `$ref` that leads back into a schema "
+        'containing it (`"#"`, a `$defs` entry referring to itself, directly '
+        "or through others, an embedded `$id` or an `$anchor`)",
         enforced_by=_RECURSION,
     ),
-    *(
-        Rule(
-            keyword,
-            Served.REFUSED,
-            _always,
-            "recursive schema: {keyword} exists for recursion, which strict "
-            "mode cannot compile",
-            label=f"`{keyword}`",
-            enforced_by=_RECURSION,
-        )
-        for keyword in ("$dynamicRef", "$recursiveRef")
+    Rule(
+        ("$dynamicRef", "$recursiveRef"),
+        Served.REFUSED,
+        "recursive schema: {keyword} exists for recursion, which strict "
+        "mode cannot compile",
+        why='"Not supported: Recursive schemas"',
+        label="`$dynamicRef`, `$recursiveRef`",
+        enforced_by=_RECURSION,
     ),
     Rule(
-        "$ref",
+        (),
         Served.REFUSED,
-        None,
-        "$ref must be a string",
-        name="$ref not a string",
-    ),
-    Rule(
-        "$ref",
-        Served.REFUSED,
-        None,
         "external $ref {ref!r}: strict mode only resolves references within "
         "the schema ('#/$defs/...')",
+        why='"Not supported: External $ref"',
         name="external $ref",
+        label="a `$ref` outside the schema",
+        enforced_by="—",
     ),
+    Rule((), Served.REFUSED, "$ref must be a string", name="$ref not a string"),
     Rule(
-        "$ref",
+        (),
         Served.REFUSED,
-        None,
         "$ref {ref!r} does not point into this schema",
         name="$ref to nowhere",
     ),
     Rule(
-        "$ref",
+        (),
         Served.REFUSED,
-        None,
         "its references reach more than {limit} schema positions; strict mode "
         "cannot compile it",
         name="too complex",
     ),
     Rule(
-        "",
+        (),
         Served.REFUSED,
-        None,
         "input schema nests deeper than {limit} levels (or contains itself); "
         "flatten it or move shared parts into $defs",
         name="too deep",
     ),
     Rule(
-        "",
+        (),
         Served.REFUSED,
-        None,
         "{value!r} is not a JSON number; strict schemas must be plain JSON (it "
         "would be sent as null)",
         name="not finite",
     ),
+    Rule((), Served.REFUSED, "input schema is not JSON: {error}", name="not JSON"),
     Rule(
-        "", Served.REFUSED, None, "input schema is not JSON: {error}", name="not JSON"
-    ),
-    Rule(
-        "",
+        (),
         Served.REFUSED,
-        None,
         "expected a schema (a JSON object or boolean), found {found}",
         name="not a schema",
     ),
     Rule(
-        "",
-        Served.KEPT,
-        None,
-        "",
+        (
+            "type",
+            "properties",
+            "required",
+            "items",
+            "enum",
+            "anyOf",
+            "allOf",
+            "$ref",
+            "$defs",
+            "definitions",
+            "oneOf",
+            "prefixItems",
+            "pattern",
+            "description",
+            "title",
+        ),
+        Served.REFUSED,
+        "{keyword} has a value JSON Schema does not allow here ({found})",
+        name="malformed",
+    ),  # fmt: skip
+    # -- everything else --
+    Rule(
+        (),
+        Served.DESCRIBED,
+        "'{keyword}' is not in strict mode's documented subset (the SDK "
+        "serves it in words)",
+        narrows=False,
+        source=JUDGEMENT,
+        why="not in the page's list; annotations and keywords JSON Schema does "
+        "not define (`examples`, `deprecated`, `readOnly`, `x-...`, "
+        "`nullable`, `discriminator`, `contentMediaType`) constrain nothing, "
+        "and the page's SDKs write what they do not keep into the description",
         name="everything else",
-        label="everything else (`oneOf`, `format`, `enum`, `const`, "
-        "`prefixItems`, `patternProperties`, `minProperties`, …)",
-        enforced_by="the validator, and the grammar as far as the API compiles "
-        "it (`oneOf` is not rewritten to `anyOf`, which would drop its "
-        "exclusivity)",
+        label="any other keyword",
+        note=': `{examples: ["a"]}`',
+        enforced_by="— (they constrain nothing)",
     ),
 )
-"""Strict mode's rules, in the order docs/strict-mode.md lists them: which
-keywords strict mode supports, which the SDK moves into the description and
-enforces, and which it refuses, with what message."""
+"""Strict mode's rules, in the order docs/strict-mode.md lists them: the
+documented subset kept as written, what is normalized into it, what is moved
+into words (and enforced by the SDK), what is refused, with each rule's
+message and source."""
 
-_KEYWORD_RULES: dict[str, tuple[Rule, ...]] = {}
+# Per keyword, its rules in order, each as (kinds, applies or None, rule).
+_KEYWORD_RULES: dict[
+    str, tuple[tuple[frozenset[type] | None, Callable[[Any], bool] | None, Rule], ...]
+] = {}
 for _rule_ in RULES:
-    if _rule_.check is not None:
-        _KEYWORD_RULES[_rule_.keyword] = (
-            *_KEYWORD_RULES.get(_rule_.keyword, ()),
-            _rule_,
+    for _keyword_ in _rule_.keywords:
+        _KEYWORD_RULES[_keyword_] = (
+            *_KEYWORD_RULES.get(_keyword_, ()),
+            (
+                _rule_.kinds,
+                None if _rule_.applies is _always else _rule_.applies,
+                _rule_,
+            ),
         )
-del _rule_
+del _rule_, _keyword_
 _NAMED_RULES = {rule.name: rule for rule in RULES if rule.name}
+_OTHER = _NAMED_RULES["everything else"]
+_MALFORMED = _NAMED_RULES["malformed"]
+
+
+def rule_for(keyword: str, value: Any) -> Rule:
+    """The rule that decides how ``keyword`` with ``value`` is served."""
+    for kinds, applies, rule in _KEYWORD_RULES.get(keyword, ()):
+        if kinds is not None:
+            if type(value) in kinds:
+                return rule
+        elif applies is None or applies(value):
+            return rule
+    return _OTHER
 
 
 def rule_message(name: str, **fields: Any) -> str:
@@ -571,20 +888,131 @@ def rule_message(name: str, **fields: Any) -> str:
 
 
 DESCRIBED_KEYWORDS = tuple(
-    dict.fromkeys(rule.keyword for rule in RULES if rule.served_as is Served.DESCRIBED)
+    dict.fromkeys(
+        keyword
+        for rule in RULES
+        if rule.served_as is Served.DESCRIBED
+        for keyword in rule.keywords
+    )
 )
-"""Keywords strict mode cannot compile (``minItems`` and ``pattern`` for some
-values) that move into a description, in the order they are written there."""
+"""Keywords moved into a description (for some values), in the order they
+are written there; keywords no rule names follow in the schema's order."""
+
+_WORDS_ORDER = {keyword: i for i, keyword in enumerate(DESCRIBED_KEYWORDS)}
 
 PYDANTIC_DESCRIBED_KEYWORDS = frozenset(
-    rule.keyword
+    keyword
     for rule in RULES
     if rule.served_as is Served.DESCRIBED and rule.pydantic_enforces
+    for keyword in rule.keywords
 )
 """Those of ``DESCRIBED_KEYWORDS`` a pydantic model enforces when it derives
 them from a field's constraints."""
 
-_NOT_DESCRIBED = rule_message("not described")
+
+# --- patterns ----------------------------------------------------------------------
+
+_CLASS_ESCAPES = frozenset("dwsDWS")
+_CONTROL_ESCAPES = frozenset("tnrfv0")
+_DOCUMENTED = "strict mode's regular expressions do not support"
+_UNLISTED = "strict mode's documentation does not list"
+
+
+def regex_findings(pattern: str) -> list[tuple[str, str, str]]:
+    """What an ECMA-262 ``pattern`` uses outside strict mode's regex support.
+
+    Each kind once, with its first occurrence and whose word it is: the
+    documented unsupported constructs (backreferences, lookahead and
+    lookbehind, word boundaries, large ``{n,m}``) and the constructs the page
+    does not list (named groups, ``\\p{...}``, control and other escapes,
+    inline flags). Alternation, non-capturing groups, ``\\D``/``\\W``/``\\S``
+    and escaped characters count as supported (``RULES``' pattern row).
+    """
+    found: dict[str, tuple[str, str]] = {}
+
+    def note(construct: str, example: str, whose: str = _UNLISTED) -> None:
+        found.setdefault(construct, (example, whose))
+
+    # The largest repetition count inside each open group, and of the last atom.
+    counts = [1]
+    last = 1
+    in_class = False
+    i, end = 0, len(pattern)
+    while i < end:
+        char = pattern[i]
+        if char == "\\":
+            escape = pattern[i + 1 : i + 2]
+            if escape and escape in "123456789":
+                note("a backreference", pattern[i : i + 2], _DOCUMENTED)
+            elif escape == "k" and not in_class:
+                note("a backreference", pattern[i : i + 3], _DOCUMENTED)
+            elif escape in ("b", "B"):
+                if in_class:
+                    note("a backspace class escape", "[\\b]")
+                else:
+                    note("a word boundary", pattern[i : i + 2], _DOCUMENTED)
+            elif escape in ("p", "P"):
+                note("a Unicode property escape", pattern[i : i + 3])
+            elif escape == "c":
+                note("a control escape", pattern[i : i + 3])
+            elif escape in ("x", "u"):
+                pass
+            elif escape.isalnum() and not (
+                escape in _CLASS_ESCAPES or escape in _CONTROL_ESCAPES
+            ):
+                note("an escape the page does not list", pattern[i : i + 2])
+            i += 2
+            if not in_class:
+                last = 1
+            continue
+        if in_class:
+            in_class = char != "]"
+            i += 1
+            continue
+        if char == "[":
+            in_class = True
+            last = 1
+        elif char == "(":
+            if pattern.startswith("(?", i):
+                head = pattern[i : i + 4]
+                if head.startswith(("(?=", "(?!")):
+                    note("a lookahead", head[:3], _DOCUMENTED)
+                elif head.startswith(("(?<=", "(?<!")):
+                    note("a lookbehind", head, _DOCUMENTED)
+                elif head.startswith("(?<"):
+                    note("a named group", head[:3])
+                elif head.startswith("(?P="):
+                    note("a backreference", head, _DOCUMENTED)
+                elif not head.startswith("(?:"):
+                    note("a group syntax the page does not list", head[:3])
+            counts.append(1)
+        elif char == ")":
+            last = counts.pop() if len(counts) > 1 else 1
+            counts[-1] = max(counts[-1], last)
+        elif char == "{":
+            close = pattern.find("}", i)
+            body = pattern[i + 1 : close] if close != -1 else ""
+            low, comma, high = body.partition(",")
+            if low.isdigit() and (not high or high.isdigit()):
+                bound = int(high or low)
+                total = last * bound
+                if total > QUANTIFIER_LIMIT:
+                    note(
+                        "a large {n,m} quantifier", pattern[i : close + 1], _DOCUMENTED
+                    )
+                counts[-1] = max(counts[-1], total)
+                i = close + 1
+                continue
+            last = 1  # a literal "{"
+        elif char not in "*+?|^$":
+            last = 1
+        i += 1
+    return [
+        (construct, example, whose) for construct, (example, whose) in found.items()
+    ]
+
+
+# --- what the pass returns ---------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -592,7 +1020,8 @@ class StrictViolation:
     """One place where a schema breaks a strict-mode rule."""
 
     path: str
-    """JSON Pointer (``#/properties/count/maximum``) to the offending keyword."""
+    """JSON Pointer (``#/properties/count/maximum``) to the offending keyword,
+    in the author's schema."""
 
     rule: str
     """The rule it breaks, and what to do instead."""
@@ -624,170 +1053,62 @@ class StrictLimitExceeded:
         )
 
 
-def make_strict(
-    schema: Any, *, describe: bool = False
-) -> tuple[Any, list[StrictViolation]]:
-    """Return the schema to serve for a strict tool, and every rule it breaks.
-
-    The result is a copy (the caller's schema is never changed) in which each
-    object that does not set ``additionalProperties`` gets
-    ``additionalProperties: false``, closed over every property name declared
-    for the instances it meets: its own ``properties`` plus those of the
-    ``anyOf``/``oneOf``/``allOf`` branches, ``$ref`` targets,
-    ``if``/``then``/``else`` and ``dependentSchemas`` applied with it, and
-    the names its ``required`` and ``dependentRequired`` speak of (a name it
-    lacks is added as ``{}``). So an input that is valid against the
-    author's schema and uses only declared names is valid against the served
-    one. Objects evaluated negated (``not``, an ``if`` condition) whose
-    enclosing object is not closed, objects with ``unevaluatedProperties``
-    and objects other than the root with no declared names are left as they
-    are and reported, like every other rule. Only what the root can reach is
-    checked and served: a ``$defs`` entry no reference reaches is dropped.
-
-    With ``describe``, the constraints strict mode cannot compile but a
-    validator can check (``DESCRIBED_KEYWORDS``) move into the description
-    of the schema that held them instead of being reported; see
-    ``strict_schemas``, which also returns the schema to validate with.
-    """
-    forms = strict_schemas(schema, describe=describe)
-    return forms.served, forms.violations
-
-
-@dataclass(frozen=True)
 class StrictSchemas:
-    """The two forms of a strict tool's input schema."""
+    """The two forms of a strict tool's input schema, and what breaks the rules."""
 
-    served: Any
-    """What is listed, and compiled into the grammar: closed, and with the
-    constraints strict mode cannot compile moved into descriptions."""
+    __slots__ = ("served", "violations", "_enforce", "_enforced")
 
-    enforced: Any
-    """What every call is validated against: the author's schema with the
-    same closing and the same pruned ``$defs``, every constraint kept, and
-    ECMA-262 patterns written for Python's ``re`` (``python_pattern``)."""
+    def __init__(
+        self,
+        served: Any,
+        enforce: Callable[[], Any],
+        violations: list[StrictViolation],
+    ) -> None:
+        self.served = served
+        """What is listed, and compiled into the grammar: closed, inside the
+        documented subset, with what is outside written in descriptions."""
+        self.violations = violations
+        """Every rule with no served form; the tool is refused if any."""
+        self._enforce: Callable[[], Any] | None = enforce
+        self._enforced: Any = None
 
-    violations: list[StrictViolation]
-    """Every rule ``served`` still breaks; the tool is refused if any."""
+    @property
+    def enforced(self) -> Any:
+        """What every call is validated against: the author's schema with the
+        same closing and the same pruned ``$defs``, every constraint kept, and
+        ECMA-262 patterns written for Python's ``re`` (made when it is first
+        asked for: the relay never needs it)."""
+        if self._enforce is not None:
+            self._enforced, self._enforce = self._enforce(), None
+        return self._enforced
 
 
-def strict_schemas(schema: Any, *, describe: bool = True) -> StrictSchemas:
-    """The served and enforced forms of a strict tool's ``schema``.
+def as_json(schema: Any) -> tuple[Any, list[StrictViolation]]:
+    """Copy ``schema`` through JSON, as the wire will see it.
 
-    ``describe`` is for schemas validated with ``enforced`` (JSON Schema
-    dicts and Python types): what strict mode cannot express there is
-    served in words, and still checked on every call. A pydantic model's
-    schema is described by the model's own path, for what the model
-    enforces, and is not described again here.
-
-    The schema is copied through JSON (``as_json``), its graph built once
-    and handed to ``transform``; a caller that has both already (the
-    definition-time pass of ``schema_checks.served_input_schema``) calls
-    ``transform`` itself.
+    Everything a walk could trip over becomes a reported problem: nesting
+    deeper than ``MAX_SCHEMA_DEPTH`` (or a container that contains itself),
+    NaN and infinities (which would go on the wire as ``null``), and values
+    JSON cannot carry.
     """
-    document, problems = as_json(schema)
+    document = json_copy(schema)
+    if document is not None or schema is None:
+        return document, []
+    problems = shape_problems(schema)
     if problems:
-        return StrictSchemas(schema, schema, problems)
-    return transform(document, SchemaGraph.build(document), describe=describe)
-
-
-def transform(document: Any, graph: SchemaGraph, *, describe: bool) -> StrictSchemas:
-    """``strict_schemas`` of a plain-JSON ``document`` whose graph is ``graph``.
-
-    ``document`` is the caller's own copy (``as_json``) and is changed in
-    place into the served form. The graph is the only one built: pruned of
-    the ``$defs`` entries no reference reaches, it indexes the closing, the
-    descriptions and the rules.
-    """
-    root_problems = root_violations(document)
-    reached = _reached(graph)
-    graph = _drop_unreached_definitions(document, graph, reached)
-    index = _close_objects(document, graph)
-    enforced = python_patterns(document, plain=True)
-    violations = root_problems
-    if describe and not index.graph.too_complex:
-        widening = {path for path in index.graph.nodes if not reached.get(path, False)}
-        for node in index.nodes:
-            if isinstance(node.value, dict) and node.path not in widening:
-                describe_constraints(node.value)
-        pointers = {
-            _pointer((*path, key)) for path in widening for key in DESCRIBED_KEYWORDS
-        }
-        violations += [
-            StrictViolation(violation.path, violation.rule + _NOT_DESCRIBED)
-            if violation.path in pointers
-            else violation
-            for violation in _violations(index)
+        return None, [
+            StrictViolation("#", rule_message("too deep", limit=MAX_SCHEMA_DEPTH))
+            if problem.kind == "too deep"
+            else StrictViolation(
+                pointer(problem.path), rule_message("not finite", value=problem.value)
+            )
+            for problem in problems
         ]
-    else:
-        violations += _violations(index)
-    return StrictSchemas(document, enforced, violations)
-
-
-# --- what the root reaches ----------------------------------------------------
-
-# Subschemas where accepting more (a constraint moved into words) makes the
-# schema holding them accept less: a negation, an if condition, and a oneOf
-# branch (two branches that both match fail oneOf).
-_NARROWING = frozenset({"not", "if", "oneOf"})
-
-
-def _reached(graph: SchemaGraph) -> dict[Path, bool]:
-    """Every position validation can reach from the root, without entering
-    ``$defs`` except through a reference, with whether it is only reached
-    where widening it is safe (never under ``not``, ``if`` or ``oneOf``)."""
-    nodes = graph.nodes
-    reached: dict[Path, bool] = {}
-    stack: list[tuple[Path, bool]] = [((), True)]
-    while stack:
-        path, safe = stack.pop()
-        before = reached.get(path)
-        if before is not None and (before is False or before == safe):
-            continue
-        reached[path] = safe if before is None else False
-        safe = reached[path]
-        value = nodes.get(path)
-        if not isinstance(value, dict):
-            continue
-        for target in graph.targets.get(path, ()):
-            stack.append((target, safe))
-        for child, keyword, _ in subschemas(value, path):
-            if keyword not in _DEFINITIONS:
-                stack.append((child, safe and keyword not in _NARROWING))
-    return reached
-
-
-def _drop_unreached_definitions(
-    document: Any, graph: SchemaGraph, reached: dict[Path, bool]
-) -> SchemaGraph:
-    """Remove each ``$defs``/``definitions`` entry no reference reaches, and
-    return ``graph`` without them.
-
-    Nothing in them can apply to an input, so they are neither checked nor
-    served. A schema whose references could not all be followed (too many
-    positions, ``$dynamicRef``) is left whole.
-    """
-    if not isinstance(document, dict):
-        return graph
-    if graph.too_complex or any(
-        reference.keyword != "$ref" for reference in graph.references
-    ):
-        return graph
-    kept = {path[:length] for path in reached for length in range(len(path) + 1)}
-    entries = [
-        path for path in graph.nodes if len(path) >= 2 and path[-2] in _DEFINITIONS
-    ]
-    dropped = {path for path in entries if path not in kept}
-    # Deepest first, so an entry inside a dropped one is gone with it.
-    for path in sorted(dropped, key=len, reverse=True):
-        holder: Any = document
-        for key in path[:-2]:
-            holder = holder[key]
-        definitions = holder.get(path[-2])
-        if isinstance(definitions, dict):
-            definitions.pop(path[-1], None)
-            if not definitions:
-                del holder[path[-2]]
-    return graph.without(dropped) if dropped else graph
+    try:
+        json.dumps(schema, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as e:
+        return None, [StrictViolation("#", rule_message("not JSON", error=e))]
+    return None, [StrictViolation("#", rule_message("not JSON", error="unknown"))]
 
 
 def root_violations(document: Any) -> list[StrictViolation]:
@@ -802,18 +1123,117 @@ def root_violations(document: Any) -> list[StrictViolation]:
     return [StrictViolation("#", rule_message("root", found=found))]
 
 
-# --- moving constraints into descriptions -------------------------------------------
+# --- the one function --------------------------------------------------------------
+
+
+def strict_schemas(
+    schema: Any, *, describe: bool = True, graph: SchemaGraph | None = None
+) -> StrictSchemas:
+    """The served and enforced forms of a strict tool's ``schema``.
+
+    ``describe`` is for schemas whose calls are validated against
+    ``enforced`` (JSON Schema dicts and Python types): what strict mode
+    cannot express but a validator checks is served in words. A pydantic
+    model's schema is validated by the model, which describes what it
+    enforces itself (``pydantic_models``); here only what constrains nothing
+    moves for it, and any other keyword outside the subset is a violation.
+
+    ``graph`` is the schema's graph when the caller built it already (for
+    the checks every tool gets); a schema that needs none is served without
+    it, any other gets it built here, once.
+    """
+    builder = _Builder(describe=describe)
+    served = builder.copy(schema)
+    if served is not None:
+        closed = builder.closed
+        violations = builder.violations
+        if closed.get("type", "object") not in ("object", ["object"]):
+            violations = root_violations(closed) + violations
+        return StrictSchemas(
+            served, partial(python_patterns, closed, plain=True), violations
+        )
+    if graph is None:
+        document = json_copy(schema, limit=None)
+        if document is None:
+            _, problems = as_json(schema)
+            return StrictSchemas(schema, lambda: schema, problems)
+        graph = SchemaGraph.build(document, whole=False)
+    return transform(graph.document, graph, describe=describe)
+
+
+def transform(document: Any, graph: SchemaGraph, *, describe: bool) -> StrictSchemas:
+    """``strict_schemas`` of a plain-JSON ``document`` whose graph is ``graph``.
+
+    The served form is built from ``document`` and ``graph`` (the names each
+    object is closed over come from the graph: ``_group_names``); the
+    enforced form, when asked for, is ``document`` itself, pruned of the
+    ``$defs`` entries no reference reaches and closed (``_close_objects``).
+    """
+    problems = root_violations(document)
+    if graph.too_deep:
+        return StrictSchemas(
+            document,
+            lambda: document,
+            [StrictViolation("#", rule_message("too deep", limit=MAX_SCHEMA_DEPTH))],
+        )
+    if graph.too_complex:
+        problems.append(
+            StrictViolation(
+                "#", rule_message("too complex", limit=MAX_SCHEMA_POSITIONS)
+            )
+        )
+        return StrictSchemas(document, lambda: document, problems)
+    reached = graph.reached_only()
+    names: list[dict[Path, set[str]]] = []
+
+    def names_for(path: Path) -> Collection[str]:
+        if not names:  # only an object the author left open needs them
+            names.append(_group_names_of(reached))
+        return names[0].get(path, _NO_NAMES)
+
+    builder = _Builder(describe=describe, names_for=names_for, graph=reached)
+    served = builder.build(document)
+
+    def enforce() -> Any:
+        _close_objects(document, _drop_unreached_definitions(document, graph))
+        return python_patterns(document, plain=True)
+
+    return StrictSchemas(served, enforce, problems + builder.violations)
+
+
+def make_strict(
+    schema: Any, *, describe: bool = True
+) -> tuple[Any, list[StrictViolation]]:
+    """The schema to serve for a strict tool, and every rule it breaks
+    (``strict_schemas`` without the enforced form)."""
+    forms = strict_schemas(schema, describe=describe)
+    return forms.served, forms.violations
+
+
+def find_strict_violations(schema: Any) -> list[StrictViolation]:
+    """Every place where ``schema``, as it stands, leaves strict mode's
+    documented subset: any keyword not kept as written (``RULES``), an object
+    that is not closed, a recursive, external or broken reference."""
+    document, problems = as_json(schema)
+    if problems:
+        return problems
+    graph = SchemaGraph.build(document)
+    builder = _Builder(describe=True, as_is=True, graph=graph)
+    builder.build(document)
+    if graph.too_complex:
+        builder.violations.insert(
+            0,
+            StrictViolation(
+                "#", rule_message("too complex", limit=MAX_SCHEMA_POSITIONS)
+            ),
+        )
+    return builder.violations
 
 
 def unexpressible(keyword: str, value: Any) -> bool:
-    """Whether strict mode refuses ``keyword`` with ``value``, and the SDK
-    can move it into the description (a ``Served.DESCRIBED`` rule)."""
-    return any(
-        True
-        for rule in _KEYWORD_RULES.get(keyword, ())
-        if rule.served_as is Served.DESCRIBED and rule.check is not None
-        for _ in rule.check(value)
-    )
+    """Whether strict mode has ``keyword`` with ``value`` served in words
+    (a ``Served.DESCRIBED`` rule)."""
+    return rule_for(keyword, value).served_as is Served.DESCRIBED
 
 
 def describe_constraints(
@@ -822,11 +1242,10 @@ def describe_constraints(
     """Move what strict mode cannot compile from ``schema`` into its description.
 
     Each of ``DESCRIBED_KEYWORDS`` (only those in ``keywords``, if given)
-    that strict mode refuses with its value is removed from ``schema`` and
-    written after a blank line at the end of its ``description`` as
+    that a rule serves in words with its value is removed from ``schema``
+    and written after a blank line at the end of its ``description`` as
     ``{minimum: 1, maximum: 50}``, the form the Anthropic Python SDK's
-    ``transform_schema`` uses. ``uniqueItems: false`` says nothing and is
-    just removed. Returns what was moved.
+    ``transform_schema`` uses. Returns what was moved.
     """
     moved = {
         key: schema[key]
@@ -837,132 +1256,195 @@ def describe_constraints(
     }
     for key in moved:
         del schema[key]
-    words = {
-        key: value
-        for key, value in moved.items()
-        if not (key == "uniqueItems" and value is False)
-    }
-    if words:
-        text = "{" + ", ".join(f"{k}: {json.dumps(v)}" for k, v in words.items()) + "}"
-        description = schema.get("description")
-        schema["description"] = (
-            f"{description}\n\n{text}"
-            if isinstance(description, str) and description
-            else text
-        )
+    if moved:
+        _write_words(schema, list(moved.items()))
     return moved
 
 
-def find_strict_violations(schema: Any) -> list[StrictViolation]:
-    """List every place where ``schema`` breaks one of strict mode's rules.
-
-    The schema is checked as it stands: an object without
-    ``additionalProperties: false`` is a violation here (``make_strict``
-    closes the ones it safely can before checking).
-    """
-    document, problems = as_json(schema)
-    if problems:
-        return problems
-    return _violations(_SchemaIndex(document))
+def _write_words(schema: dict[str, Any], words: list[tuple[str, Any]]) -> None:
+    text = "{" + ", ".join(f"{k}: {json.dumps(v)}" for k, v in words) + "}"
+    description = schema.get("description")
+    schema["description"] = (
+        f"{description}\n\n{text}"
+        if isinstance(description, str) and description
+        else text
+    )
 
 
-def find_limit_violations(
-    strict_tools: Iterable[tuple[str, Any]],
-) -> list[StrictLimitExceeded]:
-    """Check strict mode's per-request caps for ``(tool name, schema)`` pairs.
+# --- closing, without a graph ---------------------------------------------------
 
-    Pass the schemas as served (from ``make_strict``). Every property not
-    listed in its object's ``required``, at any depth, counts as one optional
-    parameter, and every schema with ``anyOf``/``oneOf`` or a ``type`` array
-    of two or more types as one union-typed parameter. Definitions count once,
-    where they are defined, however often they are referenced.
-    """
-    tools = list(strict_tools)
-    optional: list[tuple[str, int]] = []
-    unions: list[tuple[str, int]] = []
-    for name, schema in tools:
-        n_optional, n_unions = _count_parameters(schema)
-        if n_optional:
-            optional.append((name, n_optional))
-        if n_unions:
-            unions.append((name, n_unions))
-    exceeded = []
-    for limit, maximum, contributions in (
-        ("strict tools", STRICT_TOOL_LIMIT, [(name, 1) for name, _ in tools]),
-        ("optional parameters", OPTIONAL_PARAMETER_LIMIT, optional),
-        ("union-typed parameters", UNION_PARAMETER_LIMIT, unions),
-    ):
-        count = sum(n for _, n in contributions)
-        if count > maximum:
-            exceeded.append(
-                StrictLimitExceeded(limit, maximum, count, tuple(contributions))
+# Subschemas applied to the same instance as the schema holding them.
+_IN_PLACE_LISTS = frozenset({"allOf", "anyOf", "oneOf"})
+_IN_PLACE_MAPS = frozenset({"dependentSchemas", "dependencies"})
+_IN_PLACE = {"then": False, "else": False, "if": True, "not": True}
+_DEFINITIONS = frozenset({"$defs", "definitions"})
+# Subschemas applied to a part of the instance (a new instance position).
+_INSTANCE_SINGLES = frozenset(
+    {"additionalProperties", "items", "additionalItems", "unevaluatedItems",
+     "contains", "propertyNames", "contentSchema"}
+)  # fmt: skip
+_INSTANCE_MAPS = frozenset({"properties", "patternProperties"})
+# What only the graph's closing handles: references and what they name,
+# conditionals and negation (closing there depends on the context), and
+# unevaluatedProperties (closed by the builder over the group's names).
+_NEEDS_GRAPH = frozenset(
+    {"$ref", "$defs", "definitions", "$id", "$anchor", "$dynamicRef",
+     "$recursiveRef", "$dynamicAnchor", "$recursiveAnchor", "not", "if",
+     "then", "else", "dependentSchemas", "dependencies",
+     "unevaluatedProperties"}
+)  # fmt: skip
+_SHALLOW = MAX_SCHEMA_DEPTH // 2
+
+
+class _NeedsGraphError(Exception):
+    """Raised by the copying build where the schema needs the graph."""
+
+
+def _group_names(schema: Any) -> set[str]:
+    """Names declared for the instance of ``schema`` by it and its
+    ``allOf``/``anyOf``/``oneOf`` branches (the group, without references)."""
+    names: set[str] = set()
+    stack = [schema]
+    while stack:
+        value = stack.pop()
+        if type(value) is not dict:
+            continue
+        properties = value.get("properties")
+        if type(properties) is dict:
+            names.update(properties)
+        required = value.get("required")
+        if type(required) is list:
+            names.update(name for name in required if type(name) is str)
+        if "dependentRequired" in value:
+            names.update(
+                _declared_names({"dependentRequired": value["dependentRequired"]})
             )
-    return exceeded
+        for keyword in _IN_PLACE_LISTS:
+            branches = value.get(keyword)
+            if type(branches) is list:
+                stack.extend(branches)
+    return names
 
 
-# Strict tools of each server built by create_sdk_mcp_server, keyed by the
-# server instance that ends up in McpSdkServerConfig, so that the caps can be
-# checked across every server handed to one query without changing the config
-# type users build and pass around.
-_strict_tools_by_server: weakref.WeakKeyDictionary[
-    object, tuple[tuple[str, Any], ...]
-] = weakref.WeakKeyDictionary()
+def _close_node(schema: dict[str, Any], group: Any, depth: int) -> dict[str, Any]:
+    """A plain-JSON copy of ``schema``, closed as ``_close_objects`` closes,
+    ``schema`` being a member of the group rooted at ``group``. Raises
+    ``_NeedsGraphError`` at what only the graph handles or JSON cannot carry."""
+    if depth > _SHALLOW:
+        raise _NeedsGraphError
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if type(key) is not str or key in _NEEDS_GRAPH:
+            raise _NeedsGraphError
+        out[key] = _closed_value(key, value, group, depth + 1)
+    _close_copy(out, group, depth)
+    return out
 
 
-def remember_strict_tools(
-    server: object, strict_tools: Iterable[tuple[str, Any]]
-) -> None:
-    """Record the ``(tool name, served schema)`` pairs of a server's strict tools."""
-    _strict_tools_by_server[server] = tuple(strict_tools)
+def _close_copy(out: dict[str, Any], group: Any, depth: int) -> None:
+    if "additionalProperties" not in out and _is_object_schema(out):
+        names = _group_names(group)
+        if names or "properties" in out or not depth:
+            properties = out.get("properties", {})
+            if type(properties) is dict:
+                for name in sorted(names - properties.keys()):
+                    properties[name] = {}
+                out["properties"] = properties
+                out["additionalProperties"] = False
 
 
-def check_request_limits(mcp_servers: object) -> None:
-    """Refuse a query whose SDK servers together go over a per-request cap.
+def _closed_value(key: str, value: Any, group: Any, depth: int) -> Any:
+    """``_close_node``'s copy of one keyword's value."""
+    kind = type(value)
+    if kind is str or kind is bool or kind is int or value is None:
+        if key == "$schema" and depth > 1:
+            raise _NeedsGraphError
+        return value
+    if key in _IN_PLACE_LISTS and kind is list:
+        return [
+            _close_node(branch, group, depth + 1)
+            if type(branch) is dict
+            else _plain(branch, depth + 1)
+            for branch in value
+        ]
+    if key in _INSTANCE_MAPS and kind is dict:
+        return {
+            _name(name): _close_node(sub, sub, depth + 1)
+            if type(sub) is dict
+            else _plain(sub, depth + 1)
+            for name, sub in value.items()
+        }
+    if kind is dict and key in _INSTANCE_SINGLES:
+        return _close_node(value, value, depth)
+    if kind is list and (key == "prefixItems" or key == "items"):
+        return [
+            _close_node(sub, sub, depth + 1)
+            if type(sub) is dict
+            else _plain(sub, depth + 1)
+            for sub in value
+        ]
+    return _plain(value, depth)
 
-    ``mcp_servers`` is ``ClaudeAgentOptions.mcp_servers``. Tools are named as
-    the model sees them (``mcp__<server>__<tool>``). Every strict tool of
-    every SDK server counts, whether or not a permission setting later hides
-    it, so the check can err on the side of refusing. Servers not built by
-    ``create_sdk_mcp_server`` declare no strict tools the SDK knows about.
+
+def _name(name: Any) -> str:
+    if type(name) is not str:
+        raise _NeedsGraphError
+    return name
+
+
+def _plain(value: Any, depth: int) -> Any:
+    """A copy of JSON data; raises ``_NeedsGraphError`` at anything else."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        if math.isfinite(value):
+            return value
+        raise _NeedsGraphError
+    if depth > _SHALLOW:
+        raise _NeedsGraphError
+    if kind is list:
+        return [_plain(item, depth + 1) for item in value]
+    if kind is dict:
+        return {_name(k): _plain(item, depth + 1) for k, item in value.items()}
+    raise _NeedsGraphError
+
+
+# --- closing over the graph -------------------------------------------------------
+
+
+def _drop_unreached_definitions(document: Any, graph: SchemaGraph) -> SchemaGraph:
+    """Remove each ``$defs``/``definitions`` entry no reference reaches, and
+    return ``graph`` without them.
+
+    Nothing in them can apply to an input, so they are neither checked nor
+    served. A schema whose references could not all be followed (too many
+    positions, ``$dynamicRef``) is left whole.
     """
-    if not isinstance(mcp_servers, Mapping):
-        return
-    tools: list[tuple[str, Any]] = []
-    for server_name, config in mcp_servers.items():
-        if not (isinstance(config, Mapping) and config.get("type") == "sdk"):
+    if not isinstance(document, dict) or graph.too_complex:
+        return graph
+    if any(reference.keyword != "$ref" for reference in graph.references):
+        return graph
+    reached = graph.reached
+    kept = {
+        path[: i + 2]
+        for path in reached
+        for i, key in enumerate(path)
+        if key in _DEFINITIONS
+    }
+    for path in reached:
+        holder = graph.nodes.get(path)
+        if not isinstance(holder, dict):
             continue
-        try:
-            strict_tools = _strict_tools_by_server.get(config.get("instance"), ())
-        except TypeError:  # an instance that cannot be weakly referenced
-            continue
-        tools.extend(
-            (f"mcp__{server_name}__{tool_name}", schema)
-            for tool_name, schema in strict_tools
-        )
-    exceeded = find_limit_violations(tools)
-    if exceeded:
-        raise ValueError(format_limits("this query's SDK MCP servers", exceeded))
-
-
-def format_violations(tool_name: str, violations: list[StrictViolation]) -> str:
-    """The message of the error that refuses a strict tool's schema."""
-    count = len(violations)
-    return (
-        f"Tool '{tool_name}' has strict=True but its input schema breaks strict "
-        f"mode's rules ({count} violation{'s' if count != 1 else ''}):\n"
-        + "\n".join(f"  - {violation}" for violation in violations)
-    )
-
-
-def format_limits(servers: str, exceeded: list[StrictLimitExceeded]) -> str:
-    """The message of the error that refuses servers whose tools go over a cap."""
-    return (
-        f"The strict tools of {servers} go over strict mode's per-request "
-        "limits:\n" + "\n".join(f"  - {limit}" for limit in exceeded)
-    )
-
-
-# --- walking a schema -------------------------------------------------------
+        for keyword in _DEFINITIONS:
+            definitions = holder.get(keyword)
+            if not isinstance(definitions, dict):
+                continue
+            for name in [n for n in definitions if (*path, keyword, n) not in kept]:
+                del definitions[name]
+            if not definitions:
+                del holder[keyword]
+    return graph.reached_only()
 
 
 class _Node(NamedTuple):
@@ -972,31 +1454,6 @@ class _Node(NamedTuple):
     value: Any
     closable: bool
     """Whether the SDK may close an object here (see ``_close_objects``)."""
-
-
-def as_json(schema: Any) -> tuple[Any, list[StrictViolation]]:
-    """Copy ``schema`` through JSON, as the wire will see it.
-
-    This makes the copy the normalization works on, and turns everything a
-    walk could trip over into reported problems: nesting deeper than
-    ``MAX_SCHEMA_DEPTH`` (or a container that contains itself), NaN and
-    infinities (which would go on the wire as ``null``), and values JSON
-    cannot carry.
-    """
-    problems = shape_problems(schema)
-    if problems:
-        return None, [
-            StrictViolation("#", rule_message("too deep", limit=MAX_SCHEMA_DEPTH))
-            if problem.kind == "too deep"
-            else StrictViolation(
-                pointer(problem.path), rule_message("not finite", value=problem.value)
-            )
-            for problem in problems
-        ]
-    try:
-        return json.loads(json.dumps(schema, allow_nan=False)), []
-    except (TypeError, ValueError, RecursionError) as e:
-        return None, [StrictViolation("#", rule_message("not JSON", error=e))]
 
 
 def _walk(value: Any, path: Path = ()) -> Iterator[_Node]:
@@ -1015,36 +1472,22 @@ def _walk(value: Any, path: Path = ()) -> Iterator[_Node]:
             stack.extend(reversed(children))
 
 
-# In-place applicators: subschemas evaluated against the same instance as the
-# schema holding them, with whether they are evaluated negated (a closed
-# object there can let more through, not less).
-_IN_PLACE_LISTS = frozenset({"allOf", "anyOf", "oneOf"})
-_IN_PLACE_MAPS = frozenset({"dependentSchemas", "dependencies"})
-_IN_PLACE = {"then": False, "else": False, "if": True, "not": True}
-_DEFINITIONS = frozenset({"$defs", "definitions"})
-
-
 class _SchemaIndex:
     """The schema positions of a document, its references and its groups.
 
-    References are resolved as jsonschema resolves them (``SchemaGraph``:
-    embedded ``$id`` resources, ``$anchor`` names, base URIs). A *group* is
-    every schema applied to one instance: a schema at an instance position
-    (the root, a property, ``items``, ...) and everything reached from it
-    through ``allOf``/``anyOf``/``oneOf``, ``$ref``, ``if``/``then``/``else``,
-    ``dependentSchemas`` and ``not``. The property names declared anywhere
-    in a group (or in groups that share a schema with it) are the names an
-    object closed there must keep.
+    A *group* is every schema applied to one instance: a schema at an
+    instance position (the root, a property, ``items``, ...) and everything
+    reached from it through ``allOf``/``anyOf``/``oneOf``, ``$ref``,
+    ``if``/``then``/``else``, ``dependentSchemas`` and ``not``. The property
+    names declared anywhere in a group (or in groups that share a schema with
+    it) are the names an object closed there must keep.
     """
 
-    def __init__(self, document: Any, graph: SchemaGraph | None = None):
+    def __init__(self, document: Any, graph: SchemaGraph):
         self.document = document
-        self.graph = SchemaGraph.build(document) if graph is None else graph
-        nodes = self.graph.nodes
-        ordered = [node.path for node in _walk(document) if node.path in nodes]
-        placed = set(ordered)
-        rest = [path for path in nodes if path not in placed]
-        self.paths: list[Path] = ordered + rest
+        self.graph = graph
+        nodes = graph.nodes
+        self.paths: list[Path] = list(nodes)
         self._group_names: dict[Path, set[str]] = {}
         self._closable: dict[Path, bool] = {}
         self._build_groups()
@@ -1150,8 +1593,57 @@ class _SchemaIndex:
                 self._closable[path] = self._closable.get(path, True) and closable
 
 
-def _pointer(path: Path) -> str:
-    return pointer(path)
+def _group_names_of(graph: SchemaGraph) -> dict[Path, set[str]]:
+    """For each position, the names declared for its instance: those of the
+    positions joined to it by in-place subschemas (``allOf``/``anyOf``/
+    ``oneOf``, ``if``/``then``/``else``, ``not``, ``dependentSchemas``) and
+    references, the groups of ``_SchemaIndex`` joined where they share a
+    schema (one union-find over the graph, as those groups are)."""
+    parent: dict[Path, Path] = {}
+
+    def find(path: Path) -> Path:
+        root = path
+        while root in parent:
+            root = parent[root]
+        while path != root:
+            parent[path], path = root, parent[path]
+        return root
+
+    def join(a: Path, b: Path) -> None:
+        if b in nodes:
+            a, b = find(a), find(b)
+            if a != b:
+                parent[b] = a
+
+    nodes = graph.nodes
+    targets = graph.targets
+    declared: list[tuple[Path, list[str]]] = []
+    for path, value in nodes.items():
+        if type(value) is not dict:
+            continue
+        for target in targets.get(path, ()):
+            join(path, target)
+        if not _NAMING.isdisjoint(value):
+            declared.append((path, list(_declared_names(value))))
+        for key, sub in value.items():
+            if key in _IN_PLACE_LISTS:
+                if type(sub) is list:
+                    for i in range(len(sub)):
+                        join(path, (*path, key, i))
+            elif key in _IN_PLACE:
+                join(path, (*path, key))
+            elif key in _IN_PLACE_MAPS and type(sub) is dict:
+                for name, dependency in sub.items():
+                    if type(dependency) is not list:
+                        join(path, (*path, key, name))
+    names: dict[Path, set[str]] = {}
+    for path, found in declared:
+        names.setdefault(find(path), set()).update(found)
+    return {path: names[root] for path in nodes if (root := find(path)) in names}
+
+
+# The keywords ``_declared_names`` reads.
+_NAMING = frozenset({"properties", "required", "dependentRequired", "dependencies"})
 
 
 def _declared_names(schema: dict[str, Any]) -> Iterator[str]:
@@ -1194,14 +1686,15 @@ def _close_objects(document: Any, graph: SchemaGraph) -> _SchemaIndex:
     it meets (``_SchemaIndex``): a name it does not declare itself is added
     as ``{}``, which accepts what the object accepted before. So for an input
     that uses only declared names, every closed object answers as the open
-    one did, and the served schema accepts exactly what the author's schema
+    one did, and the closed schema accepts exactly what the author's schema
     accepts among those inputs; inputs with other names are refused. Objects
     evaluated negated (under ``not``, or as an ``if`` condition) are closed
     only when the object they apply to is closed too, by the SDK or by the
-    author: otherwise closing them would let more through.
+    author: otherwise closing them would let more through. (The served form
+    has no negation; there ``_Builder`` closes what is left open.)
     """
     index = _SchemaIndex(document, graph)
-    if index.graph.too_complex:
+    if graph.too_complex:
         return index
     for node in index.nodes:
         schema = node.value
@@ -1229,120 +1722,673 @@ def _close_objects(document: Any, graph: SchemaGraph) -> _SchemaIndex:
     return index
 
 
-# --- the rules ----------------------------------------------------------------
+# --- serving: the rules, node by node ----------------------------------------------
+
+_LEGACY = ("draft-03", "draft-04", "draft-06", "draft-07")
+_KEPT, _DESCRIBED = Served.KEPT, Served.DESCRIBED
+_NORMALIZED, _REFUSED = Served.NORMALIZED, Served.REFUSED
 
 
-def _violations(index: _SchemaIndex) -> list[StrictViolation]:
-    found: dict[Path, list[StrictViolation]] = {}
-    for node in index.nodes:
-        found[node.path] = list(_node_violations(node, index))
-    if index.graph.too_complex:
-        found.setdefault((), []).insert(
-            0,
-            StrictViolation(
-                "#", rule_message("too complex", limit=MAX_SCHEMA_POSITIONS)
-            ),
-        )
-    reported: set[str] = set()
-    for reference in index.graph.references:
-        if reference.keyword != "$ref" or reference.problem is None:
-            continue
-        if reference.at not in reported:
-            reported.add(reference.at)
-            found.setdefault(reference.path, []).insert(0, _ref_violation(reference))
-    for reference in index.graph.recursive_references():
-        if reference.keyword != "$ref" or reference.at in reported:
-            continue
-        reported.add(reference.at)
-        found.setdefault(reference.path, []).insert(
-            0,
-            StrictViolation(
-                reference.at, rule_message("recursive $ref", ref=reference.ref)
-            ),
-        )
-    order = [node.path for node in index.nodes]
-    placed = set(order)
-    order += [path for path in found if path not in placed]
-    return [violation for path in order for violation in found.get(path, [])]
+def _detached(value: Any) -> Any:
+    """``value`` (plain JSON), not shared with the document the enforced form
+    is later closed in."""
+    if type(value) is dict or type(value) is list:
+        return json.loads(json.dumps(value))
+    return value
 
 
-def _ref_violation(reference: Reference) -> StrictViolation:
-    name = {"not a string": "$ref not a string", "external": "external $ref"}.get(
-        str(reference.problem), "$ref to nowhere"
-    )
-    return StrictViolation(reference.at, rule_message(name, ref=reference.ref))
+def _tuple_rest(schema: dict[str, Any]) -> str | None:
+    """The keyword for the elements after a tuple's positions, if a tuple."""
+    if "prefixItems" in schema:
+        return "items"
+    if type(schema.get("items")) is list:
+        return "additionalItems"
+    return None
 
 
-def _node_violations(node: _Node, index: _SchemaIndex) -> Iterator[StrictViolation]:
-    schema = node.value
-    if isinstance(schema, bool):
-        return
-    if not isinstance(schema, dict):
-        yield StrictViolation(
-            _pointer(node.path),
-            rule_message("not a schema", found=type(schema).__name__),
-        )
-        return
-
-    for key, value in schema.items():
-        for rule in _KEYWORD_RULES.get(key, ()):
-            yield from rule.findings(value, node.path)
-
-    if (
-        _is_object_schema(schema)
-        and "additionalProperties" not in schema
-        and "unevaluatedProperties" not in schema
-    ):
-        if isinstance(schema.get("properties"), dict) or index.names_for(node.path):
-            message = rule_message("not closed")
-        else:
-            message = rule_message("no properties")
-        yield StrictViolation(_pointer(node.path), message)
+# Kept keywords whose values hold subschemas (or, for $ref, name one).
+_CONTAINERS = frozenset(
+    {"properties", "items", "anyOf", "allOf", "$defs", "definitions", "$ref"}
+)
+# Where a served $ref may point: places the served schema keeps as written.
+_KEPT_MAPS = frozenset({"properties", "$defs", "definitions"})
+_KEPT_LISTS = frozenset({"anyOf", "allOf"})
 
 
-def _is_zero_or_one(value: Any) -> bool:
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and value in (0, 1)
-    )
+_NO_NAMES: frozenset[str] = frozenset()
 
 
-def _unsupported_regex_constructs(pattern: str) -> list[tuple[str, str]]:
-    """Backreferences, lookaround and word boundaries in an ECMA-262 pattern.
+def _no_names(path: Path) -> Collection[str]:
+    return _NO_NAMES
 
-    Each kind is listed once, with its first occurrence. Inside a character
-    class ``\\b`` is a backspace and none of these constructs exist, so
-    classes are skipped.
-    """
-    found: dict[str, str] = {}
-    in_class = False
+
+def _found(value: Any) -> str:
+    if value is True:
+        return "true"
+    if isinstance(value, dict):
+        return "a schema"
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = type(value).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _at(document: Any, path: Path) -> Any:
+    for key in path:
+        document = document[key]
+    return document
+
+
+def _unserved_place(target: Path) -> str | None:
+    """The keyword on ``target``'s way that the served schema rewrites, if any."""
     i = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\":
-            escape = pattern[i : i + 2]
-            if not in_class:
-                if escape[1:] in tuple("123456789"):
-                    found.setdefault("a backreference", escape)
-                elif pattern.startswith("\\k<", i):
-                    found.setdefault("a backreference", pattern[i : i + 3])
-                elif escape in ("\\b", "\\B"):
-                    found.setdefault("a word boundary", escape)
+    while i < len(target):
+        keyword = target[i]
+        if keyword in _KEPT_MAPS or keyword in _KEPT_LISTS:
             i += 2
+        elif keyword == "items" and not (
+            i + 1 < len(target) and isinstance(target[i + 1], int)
+        ):
+            i += 1
+        else:
+            return str(keyword)
+    return None
+
+
+class _Builder:
+    """Applies ``RULES`` to a closed document, node by node, into the served
+    form and the violations (``as_is``: judges the document as it stands).
+
+    Without ``graph`` the document has no references (``copy``'s);
+    with it, each served ``$ref`` is checked (external, to nowhere,
+    recursive), written as a JSON Pointer, and the ``$defs`` entries the
+    served ``$ref``s reach are built; an ``allOf`` branch that is a
+    ``$ref`` is written out. ``names_for`` gives the names an object the
+    closing left open (one under ``not`` elsewhere) is closed over.
+    """
+
+    __slots__ = (
+        "describe", "as_is", "names_for", "graph", "violations", "closed",
+        "_legacy", "_reported", "_refs", "_built", "_building", "_served_refs",
+        "_definitions", "_moved",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        *,
+        describe: bool,
+        as_is: bool = False,
+        names_for: Callable[[Path], Collection[str]] = _no_names,
+        graph: SchemaGraph | None = None,
+    ) -> None:
+        self.describe = describe
+        self.as_is = as_is
+        self.names_for = names_for
+        self.graph = graph
+        self.violations: list[StrictViolation] = []
+        self.closed: Any = None
+        """``copy``'s closed copy of the node it built last."""
+        self._legacy = False
+        self._reported: set[tuple[str, str]] = set()
+        # What a document with references needs (``node`` tracks it).
+        self._refs: dict[Path, Reference] = {}
+        self._built: dict[Path, Any] = {}
+        self._building: set[Path] = set()
+        self._served_refs: list[tuple[Path, Path]] = []
+        self._definitions: list[tuple[Path, str]] = []
+        self._moved: dict[Path, str] = {}
+        if graph is not None:
+            self._refs = {r.path: r for r in graph.references if r.keyword == "$ref"}
+
+    # -- the document --
+
+    def build(self, document: Any) -> Any:
+        if isinstance(document, dict):
+            dialect = document.get("$schema")
+            self._legacy = isinstance(dialect, str) and any(
+                draft in dialect for draft in _LEGACY
+            )
+        served = self.node(document, ())
+        if self.graph is not None:
+            self._build_definitions()
+            self._check_recursion()
+        return served
+
+    def _build_definitions(self) -> None:
+        """Place, in the served schema, the ``$defs`` entries that served
+        ``$ref``s reach (each entry built once, where the author wrote it)."""
+        graph = self.graph
+        assert graph is not None
+        done = 0
+        while done < len(self._served_refs):
+            _, target = self._served_refs[done]
+            done += 1
+            if self.as_is:
+                continue
+            moved = self._moved.get(target)
+            root = self._built.get(())
+            if moved is not None and isinstance(root, dict):
+                container = root.setdefault("$defs", {})
+                if moved not in container:
+                    container[moved] = self.node(graph.nodes[target], target)
+                continue
+            for i in range(2, len(target) + 1):
+                if target[i - 2] not in _DEFINITIONS:
+                    continue
+                entry = target[:i]
+                served = self._built.get(entry[:-2])
+                if not isinstance(served, dict):
+                    break
+                container = served.setdefault(entry[-2], {})
+                if entry[-1] not in container:
+                    container[entry[-1]] = self.node(_at(graph.document, entry), entry)
+        # Entries in the order the author wrote them; none left empty.
+        for holder, keyword in self._definitions:
+            served = self._built.get(holder)
+            written = _at(graph.document, (*holder, keyword))
+            if not isinstance(served, dict) or not isinstance(written, dict):
+                continue
+            entries = served.get(keyword, {})
+            if entries:
+                ordered = {k: entries[k] for k in written if k in entries}
+                served[keyword] = {**ordered, **entries}
+            else:
+                served.pop(keyword, None)
+
+    def _check_recursion(self) -> None:
+        """Report each served ``$ref`` that closes a cycle: the served schema
+        would be recursive."""
+        refs = self._served_refs
+        inside: dict[int, list[int]] = {
+            i: [
+                j
+                for j, (holder, _) in enumerate(refs)
+                if holder[: len(target)] == target
+            ]
+            for i, (_, target) in enumerate(refs)
+        }
+        state: dict[int, int] = {}
+        for start in range(len(refs)):
+            if start in state:
+                continue
+            state[start] = 1
+            stack = [(start, iter(inside[start]))]
+            while stack:
+                current, successors = stack[-1]
+                for following in successors:
+                    if state.get(following) == 1:
+                        holder, _ = refs[current]
+                        written = self.graph.nodes.get(holder)  # type: ignore[union-attr]
+                        ref = written.get("$ref") if isinstance(written, dict) else None
+                        self.violation(
+                            (*holder, "$ref"),
+                            _NAMED_RULES["recursive $ref"],
+                            "$ref",
+                            ref=ref,
+                        )
+                    elif following not in state:
+                        state[following] = 1
+                        stack.append((following, iter(inside[following])))
+                        break
+                else:
+                    stack.pop()
+                    state[current] = 2
+
+    # -- a document without a graph, copied and closed as it is served --
+
+    def copy(self, schema: Any) -> Any:
+        """The served form of an author's ``schema`` that needs no graph,
+        built in the one recursion that also copies it as plain JSON and
+        closes it as ``_close_objects`` would (the copy is left in
+        ``closed``). None where ``_close_node`` raises ``_NeedsGraphError`` (and
+        a tuple: its served form takes the graph path)."""
+        if type(schema) is not dict:
+            return None
+        dialect = schema.get("$schema")
+        if dialect is not None and (
+            type(dialect) is not str or dialect not in PLAIN_DIALECTS
+        ):
+            return None
+        try:
+            return self._copy(schema, (), schema, 0)
+        except (_NeedsGraphError, RecursionError):
+            return None
+
+    def _copy_child(self, value: Any, path: Path, group: Any, depth: int) -> Any:
+        if type(value) is dict:
+            return self._copy(value, path, group, depth)
+        self.closed = _plain(value, depth)
+        return self.node(self.closed, path)
+
+    def _copy(self, schema: dict[str, Any], path: Path, group: Any, depth: int) -> Any:
+        if depth > _SHALLOW:
+            raise _NeedsGraphError
+        inner = depth + 1
+        served: dict[str, Any] = {}
+        closed: dict[str, Any] = {}
+        words: list[tuple[str, Any]] | None = None
+        extra_all_of: list[Any] | None = None
+        child = self._copy_child
+        for key, value in schema.items():
+            if type(key) is not str or key in _NEEDS_GRAPH:
+                raise _NeedsGraphError
+            kind = type(value)
+            rule = rule_for(key, value)
+            served_as = rule.served_as
+            if kind is dict and served_as is _KEPT and key == "properties":
+                properties: dict[str, Any] = {}
+                copies: dict[str, Any] = {}
+                for name, sub in value.items():
+                    properties[_name(name)] = child(
+                        sub, (*path, key, name), sub, inner + 1
+                    )
+                    copies[name] = self.closed
+                served[key], closed[key] = properties, copies
+                continue
+            if kind is dict and served_as is _KEPT and key == "items":
+                served[key] = child(value, (*path, key), value, inner)
+                closed[key] = self.closed
+                continue
+            if kind is list and (
+                (served_as is _KEPT and key == "anyOf")
+                or (served_as is _KEPT and key == "allOf")
+                or (served_as is _NORMALIZED and key == "oneOf")
+            ):
+                branches: list[Any] = []
+                copies_: list[Any] = []
+                for i, branch in enumerate(value):
+                    branches.append(child(branch, (*path, key, i), group, inner + 1))
+                    copies_.append(self.closed)
+                closed[key] = copies_
+                if key != "oneOf":
+                    served[key] = branches
+                elif "anyOf" in schema:
+                    extra_all_of = [{"anyOf": branches}]
+                else:
+                    served["anyOf"] = branches
+                continue
+            if kind is list and (key == "prefixItems" or key == "items"):
+                raise _NeedsGraphError  # a tuple: served on the graph path
+            copy = _closed_value(key, value, group, inner)
+            closed[key] = copy
+            if served_as is _KEPT:
+                served[key] = copy
+                continue
+            if served_as is Served.NOT_SERVED:
+                continue
+            # Served, said or reported as the author wrote it (as the graph's
+            # build does): closing is the SDK's.
+            written = copy if copy is value else _plain(value, inner)
+            if served_as is _DESCRIBED and (self.describe or not rule.narrows):
+                if words is None:
+                    words = [(key, written)]
+                else:
+                    words.append((key, written))
+            else:  # refused, or described where nothing enforces it
+                self.violation((*path, key), rule, key, written)
+                served[key] = written
+        if extra_all_of:
+            served.setdefault("allOf", []).extend(extra_all_of)
+        if "additionalProperties" not in closed and _is_object_schema(closed):
+            _close_copy(closed, group, depth)
+            if "additionalProperties" in closed:
+                names = closed["properties"]
+                properties = served.get("properties", {})
+                for name in names:
+                    if name not in properties:
+                        properties[name] = {}
+                served["properties"] = properties
+                served["additionalProperties"] = False
+            elif "properties" not in closed and depth:
+                self.violation(path, _NAMED_RULES["no properties"], "")
+        if words:
+            words.sort(key=lambda word: _WORDS_ORDER.get(word[0], len(_WORDS_ORDER)))
+            _write_words(served, words)
+        self.closed = closed
+        return served
+
+    # -- one node --
+
+    def violation(
+        self, at: Path, rule: Rule, keyword: str, value: Any = None, **fields: Any
+    ) -> None:
+        where = pointer(at)
+        fields.setdefault("found", _found(value))
+        if rule.served_as is Served.DESCRIBED and keyword == "pattern":
+            findings = regex_findings(value) if isinstance(value, str) else []
+            messages = [
+                rule.message.format(construct=construct, example=example, whose=whose)
+                for construct, example, whose in findings
+            ]
+        else:
+            messages = [rule.message.format(keyword=keyword, value=value, **fields)]
+        for message in messages:
+            if (where, message) not in self._reported:
+                self._reported.add((where, message))
+                self.violations.append(StrictViolation(where, message))
+
+    def node(self, schema: Any, path: Path) -> Any:
+        if type(schema) is not dict:
+            if not isinstance(schema, bool):
+                self.violation(
+                    path, _NAMED_RULES["not a schema"], "", found=type(schema).__name__
+                )
+            return schema
+        track = self.graph is not None  # a document with references
+        if track:
+            built = self._built.get(path)
+            if built is not None:
+                return built
+            self._building.add(path)
+        as_is = self.as_is
+        out: dict[str, Any] = {}
+        words: list[tuple[str, Any]] | None = None
+        extra_all_of: list[Any] | None = None
+        legacy_ref = self._legacy and "$ref" in schema
+        for key, value in schema.items():
+            if legacy_ref and key not in ("$ref", "description", "title"):
+                continue  # draft 7 and before ignore what is beside a $ref
+            if (
+                (key == "items" or key == "additionalItems")
+                and not as_is
+                and key == _tuple_rest(schema)
+            ):
+                continue  # served with the tuple
+            rule = rule_for(key, value)
+            served_as = rule.served_as
+            if served_as is _KEPT:
+                if key not in _CONTAINERS:
+                    out[key] = value
+                elif key == "properties":
+                    node = self.node
+                    out[key] = {
+                        name: node(sub, (*path, key, name))
+                        for name, sub in value.items()
+                    }
+                else:
+                    out[key] = self._kept(key, value, path)
+            elif as_is:
+                self.violation((*path, key), rule, key, value)
+                out[key] = value
+                for child_path, _, child in subschemas({key: value}, path):
+                    self.node(child, child_path)
+            elif served_as is _DESCRIBED:
+                if rule.narrows and not self.describe:
+                    self.violation((*path, key), rule, key, value)
+                    out[key] = _detached(value)
+                elif words is None:
+                    words = [(key, value)]
+                else:
+                    words.append((key, value))
+            elif served_as is _NORMALIZED:
+                if key == "oneOf":
+                    branches = [
+                        self.node(branch, (*path, key, i))
+                        for i, branch in enumerate(value)
+                    ]
+                    if "anyOf" in schema:
+                        extra_all_of = [{"anyOf": branches}]
+                    else:
+                        out["anyOf"] = branches
+                elif key == "prefixItems" or key == "items":
+                    if words is None:
+                        words = []
+                    self._tuple(schema, key, value, path, out, words)
+                # unevaluatedProperties: false is closed below
+            elif served_as is _REFUSED:
+                self.violation((*path, key), rule, key, value)
+                out[key] = _detached(value)
+            # not served: left out
+        if extra_all_of:
+            out.setdefault("allOf", []).extend(extra_all_of)
+        if (
+            "additionalProperties" not in out
+            and _is_object_schema(schema)
+            and not legacy_ref
+        ):
+            self._close(schema, path, out)
+        if words:
+            words.sort(key=lambda word: _WORDS_ORDER.get(word[0], len(_WORDS_ORDER)))
+            _write_words(out, words)
+        if track:
+            self._building.discard(path)
+            self._built[path] = out
+        return out
+
+    def _close(self, schema: dict[str, Any], path: Path, out: dict[str, Any]) -> None:
+        evaluated = schema.get("unevaluatedProperties", False)
+        if evaluated is not False:
+            return  # refused already: an open object
+        names = self.names_for(path)
+        if not ("properties" in schema or names or path == ()):
+            self.violation(path, _NAMED_RULES["no properties"], "")
+            return
+        if self.as_is:
+            self.violation(path, _NAMED_RULES["not closed"], "")
+            return
+        properties = out.get("properties", {})
+        if not isinstance(properties, dict):
+            return
+        for name in sorted(names - properties.keys()):
+            properties[name] = {}
+        out["properties"] = properties
+        out["additionalProperties"] = False
+
+    def _kept(self, key: str, value: Any, path: Path) -> Any:
+        if key == "items":
+            return self.node(value, (*path, key))
+        if key == "anyOf":
+            return [self.node(sub, (*path, key, i)) for i, sub in enumerate(value)]
+        if key == "allOf":
+            return [self._all_of(sub, (*path, key, i)) for i, sub in enumerate(value)]
+        if key in _DEFINITIONS:
+            if self.as_is:
+                return {
+                    name: self.node(sub, (*path, key, name))
+                    for name, sub in value.items()
+                }
+            self._definitions.append((path, key))
+            return {}  # filled with the entries served references reach
+        if key == "$ref":
+            return self._ref(value, path)
+        return value
+
+    def _ref(self, ref: str, path: Path) -> str:
+        reference = self._refs.get(path)
+        if reference is None:
+            return ref
+        problem = reference.problem
+        if problem is not None:
+            name = {
+                "not a string": "$ref not a string",
+                "external": "external $ref",
+            }.get(problem, "$ref to nowhere")
+            self.violation((*path, "$ref"), _NAMED_RULES[name], "$ref", ref=ref)
+            return ref
+        target = reference.target
+        if target is None:  # a boolean schema: served where the pointer reads
+            if not LOCAL_POINTER.match(ref):
+                return ref
+            target, _ = follow(self.graph.document, ref)  # type: ignore[union-attr]
+            if target is None:
+                return ref
+        self._served_refs.append((path, target))
+        if self.as_is or _unserved_place(target) is None:
+            return pointer(target)
+        # A place the served schema rewrites (a oneOf branch, a position of a
+        # tuple, a keyword in words): served as a $defs entry of its own.
+        name = self._moved.setdefault(target, "/".join(map(str, target)))
+        return pointer(("$defs", name))
+
+    def _all_of(self, branch: Any, path: Path) -> Any:
+        """An ``allOf`` branch; one that is a ``$ref`` is written out."""
+        reference = self._refs.get(path)
+        if (
+            self.as_is
+            or not isinstance(branch, dict)
+            or reference is None
+            or reference.problem is not None
+            or reference.target is None
+        ):
+            if self.as_is and isinstance(branch, dict) and "$ref" in branch:
+                self.violation((*path, "$ref"), _NAMED_RULES["allOf $ref"], "$ref")
+            return self.node(branch, path)
+        target = reference.target
+        if target in self._building:
+            self.violation(
+                (*path, "$ref"),
+                _NAMED_RULES["recursive $ref"],
+                "$ref",
+                ref=branch.get("$ref"),
+            )
+            return {}
+        served_target = self.node(self.graph.nodes[target], target)  # type: ignore[union-attr]
+        self._served_refs.append((path, target))
+        written_out = json.loads(json.dumps(served_target))
+        rest = {key: value for key, value in branch.items() if key != "$ref"}
+        if not rest:
+            return written_out
+        beside = self.node(rest, path)
+        if isinstance(beside, dict):
+            beside.setdefault("allOf", []).append(written_out)
+        return beside
+
+    def _tuple(
+        self,
+        schema: dict[str, Any],
+        key: str,
+        value: list[Any],
+        path: Path,
+        out: dict[str, Any],
+        words: list[tuple[str, Any]],
+    ) -> None:
+        """``prefixItems`` (or draft 7's ``items: [...]``): ``items`` becomes
+        the ``anyOf`` of the position schemas and the rest's."""
+        rule = rule_for("prefixItems", value)
+        rest_key = _tuple_rest(schema)
+        if not (self.describe or rule.pydantic_enforces):
+            self.violation((*path, key), rule, key, value)
+            out[key] = _detached(value)
+            return
+        words.append((key, value))
+        rest = schema.get(rest_key, True) if rest_key else True
+        most = schema.get("maxItems")
+        if type(most) is int and 0 <= most <= len(value):
+            rest = False  # no element after the positions
+        if rest is True or rest == {}:
+            return  # the elements after the positions are free: so is every one
+        branches = [self.node(sub, (*path, key, i)) for i, sub in enumerate(value)]
+        if rest is False:
+            if rest_key is not None and schema.get(rest_key) is False:
+                words.append((rest_key, False))
+        else:
+            branches.append(self.node(rest, (*path, str(rest_key))))
+        unique: dict[str, Any] = {}
+        for branch in branches:
+            unique.setdefault(json.dumps(branch, sort_keys=True), branch)
+        served = list(unique.values())
+        if served:
+            out["items"] = served[0] if len(served) == 1 else {"anyOf": served}
+
+
+# --- the caps ------------------------------------------------------------------
+
+
+def find_limit_violations(
+    strict_tools: Iterable[tuple[str, Any]],
+) -> list[StrictLimitExceeded]:
+    """Check strict mode's per-request caps for ``(tool name, schema)`` pairs.
+
+    Pass the schemas as served (from ``make_strict``). Every property not
+    listed in its object's ``required``, at any depth, counts as one optional
+    parameter, and every schema with ``anyOf``/``oneOf`` or a ``type`` array
+    of two or more types as one union-typed parameter. Definitions count once,
+    where they are defined, however often they are referenced.
+    """
+    tools = list(strict_tools)
+    optional: list[tuple[str, int]] = []
+    unions: list[tuple[str, int]] = []
+    for name, schema in tools:
+        n_optional, n_unions = _count_parameters(schema)
+        if n_optional:
+            optional.append((name, n_optional))
+        if n_unions:
+            unions.append((name, n_unions))
+    exceeded = []
+    for limit, maximum, contributions in (
+        ("strict tools", STRICT_TOOL_LIMIT, [(name, 1) for name, _ in tools]),
+        ("optional parameters", OPTIONAL_PARAMETER_LIMIT, optional),
+        ("union-typed parameters", UNION_PARAMETER_LIMIT, unions),
+    ):
+        count = sum(n for _, n in contributions)
+        if count > maximum:
+            exceeded.append(
+                StrictLimitExceeded(limit, maximum, count, tuple(contributions))
+            )
+    return exceeded
+
+
+# Strict tools of each server built by create_sdk_mcp_server, keyed by the
+# server instance that ends up in McpSdkServerConfig, so that the caps can be
+# checked across every server handed to one query without changing the config
+# type users build and pass around.
+_strict_tools_by_server: weakref.WeakKeyDictionary[
+    object, tuple[tuple[str, Any], ...]
+] = weakref.WeakKeyDictionary()
+
+
+def remember_strict_tools(
+    server: object, strict_tools: Iterable[tuple[str, Any]]
+) -> None:
+    """Record the ``(tool name, served schema)`` pairs of a server's strict tools."""
+    _strict_tools_by_server[server] = tuple(strict_tools)
+
+
+def check_request_limits(mcp_servers: object) -> None:
+    """Refuse a query whose SDK servers together go over a per-request cap.
+
+    ``mcp_servers`` is ``ClaudeAgentOptions.mcp_servers``. Tools are named as
+    the model sees them (``mcp__<server>__<tool>``). Every strict tool of
+    every SDK server counts, whether or not a permission setting later hides
+    it, so the check can err on the side of refusing. Servers not built by
+    ``create_sdk_mcp_server`` declare no strict tools the SDK knows about.
+    """
+    if not isinstance(mcp_servers, Mapping):
+        return
+    tools: list[tuple[str, Any]] = []
+    for server_name, config in mcp_servers.items():
+        if not (isinstance(config, Mapping) and config.get("type") == "sdk"):
             continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif pattern.startswith("(?=", i) or pattern.startswith("(?!", i):
-            found.setdefault("a lookahead", pattern[i : i + 3])
-        elif pattern.startswith("(?<=", i) or pattern.startswith("(?<!", i):
-            found.setdefault("a lookbehind", pattern[i : i + 4])
-        elif pattern.startswith("(?P=", i):
-            found.setdefault("a backreference", pattern[i : i + 4])
-        i += 1
-    return list(found.items())
+        try:
+            strict_tools = _strict_tools_by_server.get(config.get("instance"), ())
+        except TypeError:  # an instance that cannot be weakly referenced
+            continue
+        tools.extend(
+            (f"mcp__{server_name}__{tool_name}", schema)
+            for tool_name, schema in strict_tools
+        )
+    exceeded = find_limit_violations(tools)
+    if exceeded:
+        raise ValueError(format_limits("this query's SDK MCP servers", exceeded))
+
+
+def format_violations(tool_name: str, violations: list[StrictViolation]) -> str:
+    """The message of the error that refuses a strict tool's schema."""
+    count = len(violations)
+    return (
+        f"Tool '{tool_name}' has strict=True but its input schema breaks strict "
+        f"mode's rules ({count} violation{'s' if count != 1 else ''}):\n"
+        + "\n".join(f"  - {violation}" for violation in violations)
+    )
+
+
+def format_limits(servers: str, exceeded: list[StrictLimitExceeded]) -> str:
+    """The message of the error that refuses servers whose tools go over a cap."""
+    return (
+        f"The strict tools of {servers} go over strict mode's per-request "
+        "limits:\n" + "\n".join(f"  - {limit}" for limit in exceeded)
+    )
 
 
 # --- counting for the caps --------------------------------------------------------
@@ -1377,32 +2423,12 @@ def _count_parameters(schema: Any) -> tuple[int, int]:
     return optional, unions
 
 
-def strict_input_schema(
-    tool_name: str, schema: dict[str, Any], *, describe: bool = False
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The schema a ``strict=True`` tool is served with, and the one it enforces.
-
-    Held to strict mode's rules on the SDK's side, because the API answers a
-    strict schema it cannot compile with a 400 on some later turn. What is
-    served is the normalized copy (with ``describe``, the constraints strict
-    mode cannot compile moved into descriptions); what calls and examples
-    are validated against is the same copy with every constraint kept
-    (``strict_schemas``).
-    """
-    forms = strict_schemas(schema, describe=describe)
-    if forms.violations:
-        raise ValueError(format_violations(tool_name, forms.violations))
-    served: dict[str, Any] = forms.served
-    enforced: dict[str, Any] = forms.enforced
-    return served, enforced
-
-
 _ENFORCED_ATTRIBUTE = "_strict_enforced_input_schema"
 
 
-def remember_enforced(tool_def: Any, served: Any, enforced: Any) -> None:
-    """Keep, on ``tool_def``, the schema its calls are validated against."""
-    object.__setattr__(tool_def, _ENFORCED_ATTRIBUTE, (served, enforced))
+def remember_enforced(tool_def: Any, forms: StrictSchemas) -> None:
+    """Keep, on ``tool_def``, the forms its calls are validated against."""
+    object.__setattr__(tool_def, _ENFORCED_ATTRIBUTE, (forms.served, forms))
 
 
 def enforced_input_schema(tool_def: Any, served: dict[str, Any]) -> dict[str, Any]:
@@ -1415,7 +2441,7 @@ def enforced_input_schema(tool_def: Any, served: dict[str, Any]) -> dict[str, An
         and len(remembered) == 2
         and (remembered[0] is served or remembered[0] == served)
     ):
-        enforced: dict[str, Any] = remembered[1]
+        enforced: dict[str, Any] = remembered[1].enforced
         return enforced
     return served
 
