@@ -635,7 +635,7 @@ async def test_a_failure_of_the_rewrite_forwards_the_request_unchanged_and_warns
     module = relay_module
     real = rewrite_body
 
-    def broken_once(body: bytes, fields: Any) -> Any:
+    def broken_once(body: bytes, fields: Any, *args: Any, **kwargs: Any) -> Any:
         monkeypatch.setattr(module, "rewrite_body", real)
         raise RuntimeError("boom " + API_KEY)
 

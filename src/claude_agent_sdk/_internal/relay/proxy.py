@@ -81,6 +81,7 @@ class ProxyConnection(asyncio.Protocol):
         self._eof_near = False
         self._eof_far = False
         self.authenticated = False
+        self.spoke = False  # sent a byte
         self.accepted_at = 0.0
 
     # -- asyncio's callbacks ---------------------------------------------------
@@ -102,7 +103,14 @@ class ProxyConnection(asyncio.Protocol):
         if self._task is not None:
             self._task.cancel()
 
+    @property
+    def transport(self) -> asyncio.Transport | None:
+        return self._transport
+
     def data_received(self, data: bytes) -> None:
+        if not self.spoke:
+            self.spoke = True
+            self._live.spoke(self)
         if self._peer is not None:  # a tunnel: bytes pass untouched
             self._peer.write(data)
             return

@@ -122,26 +122,72 @@ class StrictServers:
         return wants
 
 
-@dataclass
 class Rewrite:
     """What the relay did to one request body."""
 
-    body: bytes
-    modified_tools: list[str] = field(default_factory=list)
-    added_strict: bool = False
-    added_examples: bool = False
-    exceeded: list[StrictLimitExceeded] = field(default_factory=list)
-    unchanged_because: str | None = None
-    """Set when the body had declared tools but was left unchanged: why."""
-    lost_tools: list[str] = field(default_factory=list)
-    """The declared tools that did not get their fields (with the reason above)."""
-    not_strict: list[tuple[str, str]] = field(default_factory=list)
-    """Tools of ``strict_mcp_servers`` sent unchanged because no strict form
-    of their schema exists, each with the reason."""
-    over_caps: list[str] = field(default_factory=list)
-    """Tools sent without ``strict`` on this request because the strict
-    tools together went over a per-request cap (the limits in ``caps``)."""
-    caps: list[StrictLimitExceeded] = field(default_factory=list)
+    def __init__(
+        self,
+        body: bytes,
+        *,
+        parts: tuple[bytes | memoryview, ...] | None = None,
+        modified_tools: list[str] | None = None,
+        added_strict: bool = False,
+        added_examples: bool = False,
+        exceeded: list[StrictLimitExceeded] | None = None,
+        unchanged_because: str | None = None,
+        lost_tools: list[str] | None = None,
+        not_strict: list[tuple[str, str]] | None = None,
+        over_caps: list[str] | None = None,
+        caps: list[StrictLimitExceeded] | None = None,
+    ) -> None:
+        self._body: bytes | None = body if parts is None else None
+        self.parts = parts
+        """The body as pieces to send one after the other (a splice not
+        joined: what is before the ``tools`` array, the array as changed,
+        what follows), or None; ``body`` joins them when asked for."""
+        self.modified_tools = [] if modified_tools is None else modified_tools
+        self.added_strict = added_strict
+        self.added_examples = added_examples
+        self.exceeded = [] if exceeded is None else exceeded
+        self.unchanged_because = unchanged_because
+        """Set when the body had declared tools but was left unchanged: why."""
+        self.lost_tools = [] if lost_tools is None else lost_tools
+        """The declared tools that did not get their fields (with the reason above)."""
+        self.not_strict = [] if not_strict is None else not_strict
+        """Tools of ``strict_mcp_servers`` sent unchanged because no strict form
+        of their schema exists, each with the reason."""
+        self.over_caps = [] if over_caps is None else over_caps
+        """Tools sent without ``strict`` on this request because the strict
+        tools together went over a per-request cap (the limits in ``caps``)."""
+        self.caps = [] if caps is None else caps
+
+    @property
+    def body(self) -> bytes:
+        if self._body is None:
+            assert self.parts is not None
+            self._body = b"".join(self.parts)
+            self.parts = None
+        return self._body
+
+    @body.setter
+    def body(self, value: bytes) -> None:
+        self._body, self.parts = value, None
+
+    @property
+    def pieces(self) -> tuple[bytes | memoryview, ...]:
+        """The body as pieces, joined or not."""
+        return (self._body,) if self.parts is None else self.parts  # type: ignore[return-value]
+
+    @property
+    def length(self) -> int:
+        return sum(map(len, self.pieces))
+
+    def __repr__(self) -> str:
+        return (
+            f"Rewrite(body={self.body!r}, modified_tools={self.modified_tools!r}, "
+            f"unchanged_because={self.unchanged_because!r}, "
+            f"lost_tools={self.lost_tools!r}, exceeded={self.exceeded!r})"
+        )
 
     @property
     def betas(self) -> list[str]:
@@ -194,13 +240,16 @@ class RewriteMemo:
         first = _skip_bytes(body, 0)
         if body[first : first + 1] != b"{" or not _key_before(body, start):
             return None
-        try:
-            tail = body[end:].decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-        keys = _members_to_the_end(tail, 0)
-        if keys is None or "tools" in keys:
-            return None
+        if len(body) - end != len(last.tail) or not body.endswith(last.tail):
+            # The members after the array are not the ones seen: read them.
+            try:
+                tail = body[end:].decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+            keys = _members_to_the_end(tail, 0)
+            if keys is None or "tools" in keys:
+                return None
+            last.tail = bytes(body[end:])
         last.from_end = len(body) - start
         return last.result(body, start, end)
 
@@ -214,7 +263,12 @@ class RewriteMemo:
         rewrite: Rewrite,
     ) -> None:
         self._last = _Remembered(
-            key, bytes(body[start:end]), replaced, len(body) - start, rewrite
+            key,
+            bytes(body[start:end]),
+            replaced,
+            len(body) - start,
+            rewrite,
+            bytes(body[end:]),
         )
 
     def encoded(self, value: Any, key: str) -> str:
@@ -238,21 +292,24 @@ class _Remembered:
         replaced: bytes | None,
         from_end: int,
         rewrite: Rewrite,
+        tail: bytes,
     ) -> None:
         self.key = key
         self.tools = tools
+        self.tail = tail  # what followed the array: members up to the end
         self.replaced = replaced
         self.from_end = from_end
         self._rewrite = rewrite
 
     def result(self, body: bytes, start: int, end: int) -> Rewrite:
         done = self._rewrite
-        spliced = body
+        parts = None
         if self.replaced is not None:
             view = memoryview(body)
-            spliced = b"".join((view[:start], self.replaced, view[end:]))
+            parts = (view[:start], self.replaced, view[end:])
         return Rewrite(
-            spliced,
+            body,
+            parts=parts,
             modified_tools=list(done.modified_tools),
             added_strict=done.added_strict,
             added_examples=done.added_examples,
@@ -340,9 +397,8 @@ def rewrite_body(
         memo.remember(key, body, located.start, located.stop, replaced, rewrite)
     if replaced is not None:
         view = memoryview(body)
-        rewrite.body = b"".join(
-            (view[: located.start], replaced, view[located.stop :])
-        )
+        rewrite.parts = (view[: located.start], replaced, view[located.stop :])
+        rewrite._body = None  # noqa: SLF001 - joined when asked for
     return rewrite
 
 
