@@ -90,9 +90,13 @@ class ProxyConnection(asyncio.Protocol):
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
         loop = asyncio.get_running_loop()
-        self.accepted_at = loop.time()
+        now = loop.time()
+        self.accepted_at = self.accepted_at or now
         self._live.add(self)
-        self._timer = loop.call_later(relay_server.PENDING_TIMEOUT_S, self.abort)
+        self._timer = loop.call_later(
+            max(0.0, relay_server.PENDING_TIMEOUT_S - (now - self.accepted_at)),
+            self.abort,
+        )
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._live.discard(self)

@@ -16,10 +16,11 @@ import hmac
 import json
 import logging
 import re
+import socket
 import sys
 import urllib.parse
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 
@@ -126,11 +127,10 @@ def _descriptor_bound() -> int | None:
     return None if soft == resource.RLIM_INFINITY else max(16, soft // 4)
 
 
-def unread_bytes(transport: asyncio.BaseTransport | None) -> int:
-    """Bytes the kernel holds for ``transport``'s socket, not read yet (0
-    where that cannot be asked: then only bytes read count as spoken)."""
-    sock = None if transport is None else transport.get_extra_info("socket")
-    if sock is None or _FIONREAD is None:
+def unread_bytes(sock: Any) -> int:
+    """Bytes the kernel holds for ``sock`` (a socket or a transport's), not
+    read yet (0 where that cannot be asked: then only bytes read count)."""
+    if _FIONREAD is None or sock is None:
         return 0
     try:
         answer = _FIONREAD(sock.fileno())
@@ -151,14 +151,137 @@ def _fionread() -> Any:
 _FIONREAD = _fionread()
 
 
+class Waiting:
+    """An accepted connection that has sent nothing yet: its socket, watched
+    for its first bytes, and nothing else. The relay makes a transport and
+    a protocol for a connection only once it speaks, so a connection that
+    never does (a flood's) costs an ``accept`` and a close, and Claude
+    Code's, which writes with the connection, is served at once behind any
+    number of them."""
+
+    __slots__ = ("sock", "accepted_at", "_live")
+
+    authenticated = False
+    spoke = False
+    transport = None
+
+    def __init__(self, sock: socket.socket, accepted_at: float, live: Live) -> None:
+        self.sock = sock
+        self.accepted_at = accepted_at
+        self._live = live
+
+    def abort(self) -> None:
+        """Close it unheard (made room for, silent too long, relay stopped)."""
+        self._live.discard(self)
+        if self.sock.fileno() != -1:
+            with contextlib.suppress(ValueError, OSError):
+                asyncio.get_running_loop().remove_reader(self.sock)
+            self.sock.close()
+
+
+class Acceptor:
+    """The relay's listening socket: accepts connections as they come (as
+    many as are queued, each one ``accept`` call), keeps each as a
+    ``Waiting`` socket until its first bytes, then makes its transport and
+    protocol (``factory``); one that ends unheard is just closed."""
+
+    def __init__(
+        self,
+        sock: socket.socket,
+        factory: Callable[[], asyncio.BaseProtocol],
+        live: Live,
+    ) -> None:
+        self._sock = sock
+        self._factory = factory
+        self._live = live
+        self._loop = asyncio.get_running_loop()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._retry: asyncio.TimerHandle | None = None
+        self._loop.add_reader(sock, self._accept)
+
+    def _accept(self) -> None:
+        loop, live = self._loop, self._live
+        for _ in range(_ACCEPT_BURST):
+            try:
+                sock, _ = self._sock.accept()
+            except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+                return
+            except OSError as error:
+                # Out of descriptors or memory (the bound keeps the relay's
+                # own connections under a quarter of the limit): wait a
+                # moment, as asyncio's own servers do.
+                logger.warning(
+                    "tool_fields_relay could not accept a connection: %s",
+                    type(error).__name__,
+                )
+                loop.remove_reader(self._sock)
+                self._retry = loop.call_later(1.0, self._resume)
+                return
+            sock.setblocking(False)
+            waiting = Waiting(sock, loop.time(), live)
+            live.add_waiting(waiting)
+            loop.add_reader(sock, self._readable, waiting)
+
+    def _resume(self) -> None:
+        self._retry = None
+        if self._sock.fileno() != -1:
+            self._loop.add_reader(self._sock, self._accept)
+
+    def _readable(self, waiting: Waiting) -> None:
+        """Its first bytes (or its end) arrived."""
+        self.promote(waiting)
+
+    def promote(self, waiting: Waiting) -> None:
+        """Give ``waiting`` its transport and protocol (it spoke), or close
+        it (it ended without a word)."""
+        sock = waiting.sock
+        self._live.discard(waiting)
+        with contextlib.suppress(ValueError, OSError):
+            self._loop.remove_reader(sock)
+        try:
+            spoken = sock.recv(1, socket.MSG_PEEK)
+        except (BlockingIOError, InterruptedError):
+            spoken = b"?"  # nothing after all: let the transport wait
+        except OSError:
+            spoken = b""
+        if not spoken:
+            sock.close()
+            return
+        task = self._loop.create_task(self._serve(sock, waiting.accepted_at))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _serve(self, sock: socket.socket, accepted_at: float) -> None:
+        def protocol() -> asyncio.BaseProtocol:
+            made = self._factory()
+            made.accepted_at = accepted_at  # type: ignore[attr-defined]
+            return made
+
+        try:
+            await self._loop.connect_accepted_socket(protocol, sock)
+        except OSError:
+            sock.close()
+
+    def close(self) -> None:
+        if self._retry is not None:
+            self._retry.cancel()
+        with contextlib.suppress(ValueError, OSError):
+            self._loop.remove_reader(self._sock)
+        for task in list(self._tasks):
+            task.cancel()
+
+
+_ACCEPT_BURST = 1024
+
+
 class Live:
     """A relay's open connections (``stop`` aborts them all) and, in the
     order they were accepted, those that have not authenticated yet: the
-    silent ones (nothing received) and those that spoke."""
+    silent ones (``Waiting``: nothing received) and those that spoke."""
 
     def __init__(self) -> None:
         self._all: dict[Any, None] = {}
-        self.silent: dict[Any, None] = {}
+        self.silent: dict[Waiting, None] = {}
         self.spoken: dict[Any, None] = {}
         self._descriptors = _descriptor_bound()
         # One read buffer for every connection of the relay: a transport
@@ -166,6 +289,8 @@ class Live:
         # get_buffer and buffer_updated back to back, on one thread).
         self.read_buffer = bytearray(_READ_SIZE)
         self.closed_for_room = 0
+        self.acceptor: Acceptor | None = None
+        self._sweep: asyncio.TimerHandle | None = None
 
     def __iter__(self) -> Iterator[Any]:
         return iter(list(self._all))
@@ -185,29 +310,38 @@ class Live:
             MAX_PENDING_CONNECTIONS, min(MAX_UNREAD_CONNECTIONS, self._descriptors)
         )
 
+    def add_waiting(self, waiting: Waiting) -> None:
+        """Keep ``waiting`` (just accepted), making room first if it is one
+        more that has not authenticated (``MAX_PENDING_CONNECTIONS``)."""
+        loop = asyncio.get_running_loop()
+        self.make_room(loop)
+        self.silent[waiting] = None
+        self._all[waiting] = None
+        if self._sweep is None:
+            self._sweep = loop.call_later(PENDING_TIMEOUT_S / 4, self._sweep_silent)
+
     def add(self, connection: Any) -> None:
-        """Admit ``connection``, making room first if it is one more that
-        has not authenticated (``MAX_PENDING_CONNECTIONS``)."""
+        """Keep ``connection`` (one with a protocol: it spoke, or it came
+        through TLS after an authenticated CONNECT)."""
         if not connection.authenticated:
-            self.make_room(asyncio.get_running_loop())
-            self.silent[connection] = None
+            if self.pending >= self.hard_bound:
+                self.make_room(asyncio.get_running_loop())
+            self.spoken[connection] = None
         self._all[connection] = None
 
     def spoke(self, connection: Any) -> None:
-        """``connection`` sent its first bytes."""
-        if connection in self.silent:
-            del self.silent[connection]
-            self.spoken[connection] = None
+        """``connection`` sent its first bytes (kept for compatibility: a
+        protocol's connection has spoken already)."""
 
     def admitted(self, connection: Any) -> None:
         """``connection`` authenticated: never closed for room any more."""
-        self.silent.pop(connection, None)
         self.spoken.pop(connection, None)
 
     def discard(self, connection: Any) -> None:
         self._all.pop(connection, None)
-        self.silent.pop(connection, None)
         self.spoken.pop(connection, None)
+        if type(connection) is Waiting:
+            self.silent.pop(connection, None)
 
     def make_room(self, loop: asyncio.AbstractEventLoop) -> None:
         if self.pending < MAX_PENDING_CONNECTIONS:
@@ -216,9 +350,12 @@ class Live:
         now = loop.time()
         while self.silent:
             oldest = next(iter(self.silent))
-            if unread_bytes(oldest.transport):
-                # It spoke; the relay has not read it yet (a starved loop).
-                self.spoke(oldest)
+            if unread_bytes(oldest.sock):
+                # It spoke; its turn to be read has not come (a busy loop).
+                if self.acceptor is not None:
+                    self.acceptor.promote(oldest)
+                else:
+                    self.discard(oldest)
                 continue
             if full or now - oldest.accepted_at >= ADMISSION_GRACE_S:
                 self._close(oldest)
@@ -230,6 +367,29 @@ class Live:
         self.closed_for_room += 1
         connection.abort()
         self.discard(connection)
+
+    def _sweep_silent(self) -> None:
+        """Close the silent connections that had ``PENDING_TIMEOUT_S`` to
+        speak (one timer for all of them)."""
+        loop = asyncio.get_running_loop()
+        self._sweep = None
+        deadline = loop.time() - PENDING_TIMEOUT_S
+        while self.silent:
+            oldest = next(iter(self.silent))
+            if oldest.accepted_at > deadline:
+                break
+            oldest.abort()
+        if self.silent:
+            self._sweep = loop.call_later(PENDING_TIMEOUT_S / 4, self._sweep_silent)
+
+    def stop(self) -> None:
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
+        if self.acceptor is not None:
+            self.acceptor.close()
+        for connection in list(self._all):
+            connection.abort()
 
 
 def error_body(error_type: str, message: str) -> bytes:
@@ -737,11 +897,17 @@ class CliConnection(asyncio.BufferedProtocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
-        self.accepted_at = asyncio.get_running_loop().time()
+        now = asyncio.get_running_loop().time()
+        self.accepted_at = self.accepted_at or now
         self._live.add(self)
-        if self.spoke:  # bytes came with the TLS handshake's last flight
-            self._live.spoke(self)
-        self._arm(HEADER_TIMEOUT_S if self.authenticated else PENDING_TIMEOUT_S)
+        # The first request line and headers are due PENDING_TIMEOUT_S after
+        # the accept (the relay's own connection from an authenticated
+        # CONNECT gets HEADER_TIMEOUT_S).
+        self._arm(
+            HEADER_TIMEOUT_S
+            if self.authenticated
+            else max(0.0, PENDING_TIMEOUT_S - (now - self.accepted_at))
+        )
         # Behind TLS (proxy mode) the first request can arrive before the
         # handshake's waiter hands the transport over: serve what is buffered.
         self._next()
