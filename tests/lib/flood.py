@@ -31,15 +31,16 @@ def _flood(port: int) -> None:
 
     watch = selectors.DefaultSelector()
     watch.register(sys.stdin, selectors.EVENT_READ)
-    held: set[socket.socket] = set()
-    ports: list[int] = []
+    held: dict[socket.socket, tuple[int, float]] = {}
+    spans: list[tuple[int, float, float]] = []  # port, opened, closed
+    said = False
 
     def open_one() -> None:
         sock = socket.socket()
         sock.setblocking(False)
+        opened = time.monotonic()
         sock.connect_ex(("127.0.0.1", port))
-        ports.append(sock.getsockname()[1])
-        held.add(sock)
+        held[sock] = (sock.getsockname()[1], opened)
         watch.register(sock, selectors.EVENT_READ)
 
     while True:
@@ -49,17 +50,21 @@ def _flood(port: int) -> None:
         # accept queue, which no admission rule reaches, is not the target).
         for _ in range(min(BURST, HELD - len(held))):
             open_one()
-        if len(ports) >= READY and not getattr(_flood, "said", False):
-            _flood.said = True  # type: ignore[attr-defined]
+        if not said and len(held) + len(spans) >= READY:
+            said = True
             print("flooding", flush=True)  # the test may start now
         for key, _ in watch.select(PAUSE_S):
             if key.fileobj is sys.stdin:  # the test closed our stdin: stop
-                print(json.dumps({"opened": len(ports), "ports": ports}), flush=True)
+                # Still open as far as the flood knows: until the relay
+                # notices the flood has gone.
+                spans.extend((p, o, float("inf")) for p, o in held.values())
+                print(json.dumps({"spans": spans}), flush=True)
                 return
             sock = key.fileobj
             assert isinstance(sock, socket.socket)
             watch.unregister(sock)
-            held.discard(sock)
+            local, opened = held.pop(sock)
+            spans.append((local, opened, time.monotonic()))
             sock.close()
 
 
@@ -70,6 +75,7 @@ class Flood:
         self.port = port
         self.opened = 0
         self.ports: set[int] = set()
+        self._spans: dict[int, list[tuple[float, float]]] = {}
         self._process: subprocess.Popen[str] | None = None
 
     def start(self) -> Flood:
@@ -94,8 +100,20 @@ class Flood:
         out, _ = self._process.communicate(timeout=120)
         self._process = None
         report = json.loads(out.strip().splitlines()[-1])
-        self.opened = int(report["opened"])
-        self.ports = set(report["ports"])
+        for port, opened, closed in report["spans"]:
+            self._spans.setdefault(port, []).append((opened, closed))
+        self.opened = len(report["spans"])
+        self.ports = set(self._spans)
+
+    def owned(self, port: int, at: float) -> bool:
+        """Whether the flood had a connection from ``port`` open at ``at``
+        (``time.monotonic()``, one clock for every process of the machine):
+        over a long flood a port is the flood's at one time and may be
+        someone else's at another."""
+        return any(
+            opened - 0.001 <= at <= closed + 0.001
+            for opened, closed in self._spans.get(port, ())
+        )
 
     def __enter__(self) -> Flood:
         return self.start()
