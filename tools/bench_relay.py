@@ -151,7 +151,8 @@ def request_body(size: int, tools: int) -> bytes:
         }
         for i in range(BUILTINS)
     ]
-    messages: list[dict[str, Any]] = []
+    # The first message names the turn (``_turns`` numbers them).
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Turn 00000."}]
     body: dict[str, Any] = {
         "model": "claude-opus-4-5",
         "messages": messages,
@@ -379,7 +380,41 @@ def percentile(values: list[float], p: float) -> float:
 
 def _rounds(args: argparse.Namespace, size_kb: int) -> int:
     # The same bytes per cell, roughly, at least 30 rounds.
-    return max(30, args.rounds * 70 // size_kb)
+    return max(30, int(args.rounds) * 70 // size_kb)
+
+
+def _turns(body: bytes, count: int) -> list[bytes]:
+    """``count`` bodies like ``body`` whose conversations differ (as a
+    session's turns do) and whose tools are the same: what the relay
+    remembers between requests is the tools array, never the body."""
+    at = body.index(b"Turn 00000.") + 5
+    return [body[:at] + b"%05d" % i + body[at + 5 :] for i in range(count)]
+
+
+def rewrite_alone(size_kb: int, tools: int, rounds: int = 9) -> dict[str, float]:
+    """The rewrite's own CPU time (this process's thread), median of
+    ``rounds``: on a request whose tools array the relay has not seen
+    (the first of a session, or after tool search added a tool), and on
+    the turns after it (the same tools, another conversation)."""
+    from claude_agent_sdk._internal.relay.rewrite import RewriteMemo, rewrite_body
+
+    bodies = _turns(request_body(size_kb * 1024, tools), rounds + 1)
+    fields = declared_fields(tools)
+    first, later = [], []
+    for body in bodies[:rounds]:
+        started = time.thread_time()
+        rewrite_body(body, fields)
+        first.append(time.thread_time() - started)
+    memo = RewriteMemo()
+    rewrite_body(bodies[-1], fields, memo=memo)
+    for body in bodies[:rounds]:
+        started = time.thread_time()
+        rewrite_body(body, fields, memo=memo)
+        later.append(time.thread_time() - started)
+    return {
+        "first_ms": statistics.median(first) * 1e3,
+        "later_ms": statistics.median(later) * 1e3,
+    }
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -404,15 +439,15 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             through = Client(stand_in.line, bundle, proxy)
             clients = {"direct": direct, "relay": through}
             for size_kb in SIZES_KB:
-                body = request_body(size_kb * 1024, tools)
-                for _ in range(args.warmup):
+                rounds = _rounds(args, size_kb)
+                bodies = _turns(request_body(size_kb * 1024, tools), rounds)
+                for body in bodies[: args.warmup]:
                     for client in clients.values():
                         client.first_byte(body)
-                rounds = _rounds(args, size_kb)
                 ttfb: dict[str, list[float]] = {"direct": [], "relay": []}
                 added: list[float] = []
                 cpu_before = relay.cpu()
-                for i in range(rounds):
+                for i, body in enumerate(bodies):
                     order = ("direct", "relay") if i % 2 == 0 else ("relay", "direct")
                     pair = {name: clients[name].first_byte(body) for name in order}
                     for name, value in pair.items():
@@ -422,7 +457,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 cells.append(
                     {
                         "size_kb": size_kb,
-                        "request_bytes": len(body),
+                        "request_bytes": len(bodies[0]),
+                        "rewrite_ms": rewrite_alone(size_kb, tools),
                         "tools": tools,
                         "rounds": rounds,
                         "relay_cpu_ms": cpu * 1e3,
@@ -537,7 +573,7 @@ def render(runs: list[dict[str, Any]]) -> str:
         "Interleaved rounds per cell: "
         f"{first['rounds_70kb']} at 70 KB, fewer for larger bodies (the same "
         "bytes, at least 30). Added = the median (p90) of the paired "
-        "differences relay − none; \"vs\" compares relay with no relay.",
+        'differences relay − none; "vs" compares relay with no relay.',
         "",
     ]
     for run in runs:
@@ -545,17 +581,21 @@ def render(runs: list[dict[str, Any]]) -> str:
             f"mcp {run['mcp']} ({run['http_client']}):",
             "",
             "| body | SDK tools | relay CPU per request | first byte, relay vs none "
-            "(median) | added to first byte, median (p90) |",
-            "|---|--:|--:|--:|--:|",
+            "(median) | added to first byte, median (p90) | rewrite alone: first "
+            "request / later turns |",
+            "|---|--:|--:|--:|--:|--:|",
         ]
         for size_kb in SIZES_KB:
             for tools in TOOL_COUNTS:
                 cell = _cell(run, size_kb, tools)
+                relay, direct = cell["ttfb_ms"]["relay"], cell["ttfb_ms"]["direct"]
                 out.append(
                     f"| {_size(size_kb)} | {tools} | {cell['relay_cpu_ms']:.2f} ms | "
-                    f"{cell['ttfb_ms']['relay']:.2f} vs {cell['ttfb_ms']['direct']:.2f}"
-                    f" ms | {cell['added_ms']['median']:.2f} "
-                    f"({cell['added_ms']['p90']:.2f}) ms |"
+                    f"{relay:.2f} vs {direct:.2f} ms ({relay / direct:.2f}×) | "
+                    f"{cell['added_ms']['median']:.2f} "
+                    f"({cell['added_ms']['p90']:.2f}) ms | "
+                    f"{cell['rewrite_ms']['first_ms']:.2f} / "
+                    f"{cell['rewrite_ms']['later_ms']:.3f} ms |"
                 )
         out.append("")
 
@@ -604,9 +644,7 @@ def publish() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument(
-        "--role", choices=["stand-in", "relay"], help=argparse.SUPPRESS
-    )
+    parser.add_argument("--role", choices=["stand-in", "relay"], help=argparse.SUPPRESS)
     parser.add_argument("--upstream", help=argparse.SUPPRESS)
     parser.add_argument("--dir", help=argparse.SUPPRESS)
     parser.add_argument("--ca", help=argparse.SUPPRESS)

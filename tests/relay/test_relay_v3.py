@@ -231,7 +231,9 @@ async def test_soak_leaves_descriptors_tasks_and_memory_where_they_were(
                 tls.sendall(
                     b"POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.com\r\n"
                     b"Connection: close\r\nContent-Length: "
-                    + str(len(body)).encode() + b"\r\n\r\n" + body
+                    + str(len(body)).encode()
+                    + b"\r\n\r\n"
+                    + body
                 )
                 assert _read_all(tls).startswith(b"HTTP/1.1 200 ")
 

@@ -62,7 +62,7 @@ class ConnectError(UpstreamError):
     pass
 
 
-class ConnectTimeout(UpstreamError):
+class ConnectTimeoutError(UpstreamError):
     pass
 
 
@@ -74,7 +74,7 @@ class ReadError(UpstreamError):
     pass
 
 
-class WriteTimeout(UpstreamError):
+class WriteTimeoutError(UpstreamError):
     pass
 
 
@@ -144,11 +144,14 @@ class UpstreamPool:
         body: Sequence[bytes | memoryview],
     ) -> UpstreamResponse:
         """Send one request (its body in ``body``'s pieces, one after the
-        other); returns once the response's head has arrived."""
+        other); returns once the response's head has arrived. (Through
+        httpcore, its response: the same ``status``, ``reason``,
+        ``headers``, ``stream`` and ``aclose``.)"""
         if self._core is not None:
-            return await _core_request(
+            response: UpstreamResponse = await _core_request(
                 self._core, method, scheme, host, port, target, headers, body
             )
+            return response
         origin = (scheme.decode("ascii"), host.decode("ascii"), port)
         if self._proxy is not None and origin[0] == "http":
             # Through the proxy with the absolute URL: the proxy's own
@@ -240,7 +243,7 @@ class UpstreamPool:
             return connection
         except asyncio.TimeoutError as error:
             connection.close()
-            raise ConnectTimeout() from error
+            raise ConnectTimeoutError() from error
         except UpstreamError:
             connection.close()
             raise
@@ -270,6 +273,7 @@ _STATUS_LINE = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: ([^\r\n]*))?\r?\Z")
 _HEADER_NAME = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?\r?\Z")
 _NO_BODY_STATUS = (204, 304)
+_FRAMING_NAME_LENGTHS = frozenset(map(len, (b"connection", b"transfer-encoding", b"content-length")))
 
 
 class _Connection(asyncio.Protocol):
@@ -346,7 +350,10 @@ class _Connection(asyncio.Protocol):
     ) -> None:
         assert self.transport is not None
         target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        head = [b"CONNECT " + target.encode() + b" HTTP/1.1", b"Host: " + target.encode()]
+        head = [
+            b"CONNECT " + target.encode() + b" HTTP/1.1",
+            b"Host: " + target.encode(),
+        ]
         head += [name + b": " + value for name, value in headers]
         self._tunnel = asyncio.get_running_loop().create_future()
         self.transport.write(b"\r\n".join(head) + b"\r\n\r\n")
@@ -470,7 +477,7 @@ class _Connection(asyncio.Protocol):
         try:
             await asyncio.wait_for(asyncio.shield(self._writable), WRITE_TIMEOUT_S)
         except asyncio.TimeoutError as error:
-            raise WriteTimeout() from error
+            raise WriteTimeoutError() from error
         if self._closed:
             raise WriteError()
 
@@ -539,9 +546,8 @@ class UpstreamResponse:
     # -- fed by the connection -------------------------------------------------
 
     def feed(self, buffer: bytearray) -> None:
-        if not self._head.done():
-            if not self._parse_head(buffer):
-                return
+        if not self._head.done() and not self._parse_head(buffer):
+            return
         self._feed_body(buffer)
 
     def _parse_head(self, buffer: bytearray) -> bool:
@@ -561,25 +567,40 @@ class UpstreamResponse:
                 raise RemoteProtocolError("bad status line")
             code = int(status.group(2))
             headers: list[tuple[bytes, bytes]] = []
+            # What the framing needs, read off in the same pass.
+            connection: list[bytes] = []
+            codings: list[bytes] = []
+            lengths: set[bytes] = set()
             for line in lines[1:]:
                 name, colon, value = line.partition(b":")
                 if not colon or _HEADER_NAME.fullmatch(name) is None:
                     raise RemoteProtocolError("bad header line")
-                headers.append((name, value.strip(b" \t\r")))
+                value = value.strip(b" \t\r")
+                headers.append((name, value))
+                if len(name) in _FRAMING_NAME_LENGTHS:
+                    lower = name.lower()
+                    if lower == b"connection":
+                        connection += value.lower().split(b",")
+                    elif lower == b"transfer-encoding":
+                        codings += value.lower().split(b",")
+                    elif lower == b"content-length":
+                        lengths.add(value)
             if 100 <= code < 200 and code != 101:
                 continue  # interim (100 Continue, 103 Early Hints): the final follows
             self.status = code
             self.http_version = b"1." + status.group(1)
             self.reason = status.group(3) or b""
             self.headers = headers
-            self._framing_from(headers)
+            self._framing_from(connection, codings, lengths)
             self._head.set_result(None)
             return True
 
-    def _framing_from(self, headers: list[tuple[bytes, bytes]]) -> None:
-        connection = b",".join(v for n, v in headers if n.lower() == b"connection")
-        tokens = {t.strip().lower() for t in connection.split(b",")}
-        if b"close" in tokens or self.http_version == b"1.0":
+    def _framing_from(
+        self, connection: list[bytes], codings: list[bytes], lengths: set[bytes]
+    ) -> None:
+        if self.http_version == b"1.0" or any(
+            token.strip() == b"close" for token in connection
+        ):
             self._keep_alive = False
         if (
             self._method == b"HEAD"
@@ -588,23 +609,18 @@ class UpstreamResponse:
         ):
             self._framing = None
             return
-        codings = [
-            t.strip().lower()
-            for n, v in headers
-            if n.lower() == b"transfer-encoding"
-            for t in v.split(b",")
-        ]
+        codings = [coding.strip() for coding in codings if coding.strip()]
         if codings:
             if codings[-1] != b"chunked":
                 self._framing, self._keep_alive = "close", False
             else:
                 self._framing = "chunked"
             return
-        lengths = {v.strip() for n, v in headers if n.lower() == b"content-length"}
         if lengths:
-            if len(lengths) != 1 or not next(iter(lengths)).isdigit():
+            values = {length.strip() for length in lengths}
+            if len(values) != 1 or not next(iter(values)).isdigit():
                 raise RemoteProtocolError("bad Content-Length")
-            self._framing, self._left = "length", int(next(iter(lengths)))
+            self._framing, self._left = "length", int(next(iter(values)))
             return
         self._framing, self._keep_alive = "close", False
 
@@ -631,7 +647,9 @@ class UpstreamResponse:
         elif framing == "length":
             if buffer:
                 take = min(len(buffer), self._left)
-                self._push(bytes(buffer[:take]) if take < len(buffer) else bytes(buffer))
+                self._push(
+                    bytes(buffer[:take]) if take < len(buffer) else bytes(buffer)
+                )
                 del buffer[:take]
                 self._left -= take
                 if buffer:
@@ -793,7 +811,12 @@ def _core_pool(proxy: str | None, verify: ssl.SSLContext | bool) -> Any:
     )
 
 
-_TIMEOUTS = {"connect": CONNECT_TIMEOUT_S, "read": None, "write": WRITE_TIMEOUT_S, "pool": None}
+_TIMEOUTS = {
+    "connect": CONNECT_TIMEOUT_S,
+    "read": None,
+    "write": WRITE_TIMEOUT_S,
+    "pool": None,
+}
 
 
 async def _core_request(

@@ -718,7 +718,7 @@ class ToolFieldsRelay:
     async def _serve(self, sock: socket.socket) -> None:
         pool = outbound_pool(self._proxy, self._verify)
         live = self._live = Live()
-        factory: Callable[[], asyncio.Protocol]
+        factory: Callable[[], asyncio.BaseProtocol]
         make = Forwarder if self.platform is None else self.platform.forwarder
         if self._ca is not None:
             from .proxy import ProxyConnection, ProxyMode

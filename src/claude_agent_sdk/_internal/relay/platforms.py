@@ -47,7 +47,6 @@ from collections.abc import AsyncIterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
-
 from .lifecycle import (
     _LOOPBACK_NAMES,
     ToolFieldsRelayError,

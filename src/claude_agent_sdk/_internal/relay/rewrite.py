@@ -26,7 +26,7 @@ import json
 import json.decoder
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..strict_schema import (
@@ -78,9 +78,7 @@ class StrictServers:
     """``listed`` in ``strict_mcp_servers`` order: which tools stay strict
     when a request's strict tools go over a cap."""
 
-    def ranker(
-        self, opted_in: Collection[str] | None = None
-    ) -> Callable[[str], int]:
+    def ranker(self, opted_in: Collection[str] | None = None) -> Callable[[str], int]:
         """A tool's rank for staying strict at the caps (lower first): SDK
         tools 0, then each server's in ``strict_mcp_servers`` order."""
         opted_in = frozenset(self.opted_in() if opted_in is None else opted_in)
@@ -102,9 +100,7 @@ class StrictServers:
             self.opted_in()
         )
 
-    def matcher(
-        self, opted_in: Collection[str] | None = None
-    ) -> Callable[[str], bool]:
+    def matcher(self, opted_in: Collection[str] | None = None) -> Callable[[str], bool]:
         """Whether an API tool name is one to make strict (for one request:
         ``opted_in`` as read for it, else read now)."""
         opted_in = frozenset(self.opted_in() if opted_in is None else opted_in)
@@ -228,7 +224,7 @@ class RewriteMemo:
         last = self._last
         if last is None or len(key) != len(last.key):
             return None
-        if any(a is not b and a != b for a, b in zip(key, last.key)):
+        if any(a is not b and a != b for a, b in zip(key, last.key, strict=True)):
             return None
         tools = last.tools
         start = len(body) - last.from_end
@@ -861,7 +857,13 @@ def _locate_tools_by_reading(
     ]
     raw = body[offset : offset + len(text[start:end].encode("utf-8"))]
     return _Located(
-        offset, offset + len(raw), rest, end - start, shifted, raw, len(raw) == end - start
+        offset,
+        offset + len(raw),
+        rest,
+        end - start,
+        shifted,
+        raw,
+        len(raw) == end - start,
     )
 
 

@@ -23,7 +23,6 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-
 from .connections import transport_errors
 from .rewrite import (
     Rewrite,
@@ -419,7 +418,9 @@ class Forwarder:
         self._raw_host = (url.hostname or "").encode("idna")
         self._port = url.port or (443 if self._scheme == b"https" else 80)
         default = url.port is None or url.port == (443 if url.scheme == "https" else 80)
-        host = self._raw_host if b":" not in self._raw_host else b"[%s]" % self._raw_host
+        host = (
+            self._raw_host if b":" not in self._raw_host else b"[%s]" % self._raw_host
+        )
         # The Host the upstream gets: its port only when not the default.
         self._host = host if default else b"%s:%d" % (host, self._port)
         self._base_path = url.path.encode("ascii").rstrip(b"/")
@@ -1201,7 +1202,9 @@ class CliConnection(asyncio.BufferedProtocol):
     def _bad_request(self, status: int) -> None:
         self._current = None
         if not self._responding and self._task is None:
-            self.respond_error(status, "invalid_request_error", "Bad request", close=True)
+            self.respond_error(
+                status, "invalid_request_error", "Bad request", close=True
+            )
         if self._transport is not None:
             self._transport.close()
 
