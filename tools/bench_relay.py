@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
 import http.client
 import json
 import os
@@ -391,6 +392,41 @@ def _turns(body: bytes, count: int) -> list[bytes]:
     return [body[:at] + b"%05d" % i + body[at + 5 :] for i in range(count)]
 
 
+def tls_alone(size_kb: int, context_dir: str, rounds: int = 9) -> float:
+    """What TLS both ways costs by itself, in this process, median of
+    ``rounds``: a body of ``size_kb`` decrypted (Claude Code's leg) and
+    encrypted again (the upstream's), through memory BIOs and the same
+    OpenSSL as the relay's, in 256 KiB writes as the relay writes."""
+    server = loopback_certificate(Path(context_dir)).server_context()
+    client = ssl.create_default_context(cafile=str(Path(context_dir) / "loopback.pem"))
+    bios = [ssl.MemoryBIO() for _ in range(4)]
+    near = client.wrap_bio(bios[0], bios[1], server_hostname="127.0.0.1")
+    far = server.wrap_bio(bios[2], bios[3], server_side=True)
+    for _ in range(10):  # the handshake
+        for end in (near, far):
+            with contextlib.suppress(ssl.SSLWantReadError):
+                end.do_handshake()
+        bios[2].write(bios[1].read())
+        bios[0].write(bios[3].read())
+    body = bytes(size_kb * 1024)
+    into = memoryview(bytearray(len(body)))
+    times = []
+    for _ in range(rounds):
+        for start in range(0, len(body), 262144):  # the client's, not timed
+            near.write(body[start : start + 262144])
+        sealed = bios[1].read()
+        began = time.thread_time()
+        bios[2].write(sealed)  # Claude Code's leg, decrypted
+        got = 0
+        while got < len(body):
+            got += far.read(len(body) - got, into[got:])
+        for start in range(0, len(body), 262144):  # the upstream's, encrypted
+            far.write(into[start : start + 262144])
+        bios[3].read()
+        times.append(time.thread_time() - began)
+    return statistics.median(times) * 1e3
+
+
 def rewrite_alone(size_kb: int, tools: int, rounds: int = 9) -> dict[str, float]:
     """The rewrite's own CPU time (this process's thread), median of
     ``rounds``: on a request whose tools array the relay has not seen
@@ -425,6 +461,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "--role", "stand-in", "--dir", directory, "--stream-mb", str(args.stream_mb)
     )
     ca = str(Path(directory) / "loopback.pem")
+    tls_dir = tempfile.mkdtemp(prefix="bench-relay-tls-")
     relays: dict[int, Helper] = {}
     cells: list[dict[str, Any]] = []
     try:
@@ -459,6 +496,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                         "size_kb": size_kb,
                         "request_bytes": len(bodies[0]),
                         "rewrite_ms": rewrite_alone(size_kb, tools),
+                        "tls_ms": tls_alone(size_kb, tls_dir),
                         "tools": tools,
                         "rounds": rounds,
                         "relay_cpu_ms": cpu * 1e3,
@@ -580,9 +618,9 @@ def render(runs: list[dict[str, Any]]) -> str:
         out += [
             f"mcp {run['mcp']} ({run['http_client']}):",
             "",
-            "| body | SDK tools | relay CPU per request | first byte, relay vs none "
-            "(median) | added to first byte, median (p90) | rewrite alone: first "
-            "request / later turns |",
+            "| body | SDK tools | relay CPU per request (of it TLS both ways) | "
+            "first byte, relay vs none (median) | added to first byte, median "
+            "(p90) | rewrite alone: first request / later turns |",
             "|---|--:|--:|--:|--:|--:|",
         ]
         for size_kb in SIZES_KB:
@@ -590,7 +628,8 @@ def render(runs: list[dict[str, Any]]) -> str:
                 cell = _cell(run, size_kb, tools)
                 relay, direct = cell["ttfb_ms"]["relay"], cell["ttfb_ms"]["direct"]
                 out.append(
-                    f"| {_size(size_kb)} | {tools} | {cell['relay_cpu_ms']:.2f} ms | "
+                    f"| {_size(size_kb)} | {tools} | {cell['relay_cpu_ms']:.2f} ms "
+                    f"({cell['tls_ms']:.2f}) | "
                     f"{relay:.2f} vs {direct:.2f} ms ({relay / direct:.2f}×) | "
                     f"{cell['added_ms']['median']:.2f} "
                     f"({cell['added_ms']['p90']:.2f}) ms | "
