@@ -491,20 +491,21 @@ async def test_many_parallel_streams_are_not_held_back_by_a_pool_limit(
     upstream.pause = 5.0
     streams = 24
 
-    async def first_chunk_after() -> float:
+    async def first_chunk_after(c: Any) -> float:
         started = time.monotonic()
-        async with (
-            http.AsyncClient(trust_env=False, timeout=30) as c,
-            c.stream("POST", relay.url + "/slow", json={}) as response,
-        ):
+        async with c.stream("POST", relay.url + "/slow", json={}) as response:
             first: float | None = None
             async for _ in response.aiter_raw():  # all of it: the stream stays open
                 first = first or time.monotonic() - started
         assert first is not None
         return first
 
-    waits = await asyncio.gather(*(first_chunk_after() for _ in range(streams)))
-    assert max(waits) < 3.5, sorted(waits)  # a queue would wait out the pause
+    # One client, its connections made as the streams start (a client each
+    # would spend the test's time loading CA bundles, one after the other).
+    async with http.AsyncClient(trust_env=False, timeout=30) as c:
+        waits = await asyncio.gather(*(first_chunk_after(c) for _ in range(streams)))
+    # A queue would wait out the pause: the bound is the pause, not a speed.
+    assert max(waits) < upstream.pause - 0.5, sorted(waits)
 
 
 async def test_client_disconnect_closes_the_upstream_request(
