@@ -1,27 +1,35 @@
 """Measure what ``tool_fields_relay=True`` costs: relay vs no relay, one run.
 
     tools/nox -s bench_relay                    # both mcp majors, rewrites docs/relay.md
-    python -m tools.bench_relay --rounds 300    # one run in this environment
+    python -m tools.bench_relay --rounds 100    # one run in this environment
 
-Three processes, as in use: this one plays the CLI (a keep-alive
-``http.client`` connection, TCP_NODELAY as Node sets it), a second hosts the
-relay as the SDK does (``ToolFieldsRelay`` on its own thread, the main thread
-idle), a third is the stand-in upstream the relay's tests use
-(``tests/lib/relay_upstream.py``: stdlib, threaded, HTTP/1.1 keep-alive,
-recording nothing). Each round sends the same request straight to the
-stand-in and through the relay, in alternating order, so drift in the
-machine's speed falls on both alike.
+Proxy mode, TLS both ways, as Claude Code uses the relay when the caller has
+no ``ANTHROPIC_BASE_URL``: the client ``CONNECT``s ``api.anthropic.com:443``
+through the relay with its credentials and speaks TLS with it (the session
+CA's certificate), and the relay speaks TLS with the upstream. Without the
+relay the client speaks TLS with the upstream directly. Three kinds of
+process, as in use: this one plays Claude Code (keep-alive ``http.client``
+connections, TCP_NODELAY as Node sets it), one relay process per declared
+tool count hosts a relay as the SDK does (``ToolFieldsRelay`` on its own
+thread, the main thread idle), and one is the stand-in upstream the relay's
+tests use (``tests/lib/relay_upstream.py``: stdlib, threaded, HTTP/1.1
+keep-alive over TLS, recording nothing). Each round sends the same request
+straight to the stand-in and through the relay, in alternating order, so
+drift in the machine's speed falls on both alike.
 
-- **Time to first byte** on a ~70 KB ``POST /v1/messages`` request shaped as
-  Claude Code sends it (compact JSON, ~40 built-in tools and the SDK tool the
-  relay adds ``strict``/``input_examples`` to): from sending the request to
-  reading the first byte of the SSE body. Median and p99 per path, and the
-  relay's added time (median and p99 of the paired differences).
-- **Streaming**: SSE events written one at a time as fast as the stand-in
-  can (events/s), and raw bulk (MB/s), per path.
-- **The relay's CPU time** (its process's user + system time) per request
-  and per 100 MB streamed: what it costs the SDK's process, and the rate
-  at which it would saturate a core.
+- **Requests** (``POST /v1/messages?beta=true``) shaped as Claude Code sends
+  them (``request_body``: its key order, ``messages`` first and ``tools``
+  after ``system``, 21 built-in tools, the SDK tools after them, a
+  conversation that names the SDK tools too), of 70 KB, 500 KB and 2 MB,
+  carrying 1, 20 and 200 SDK tools, each declaring ``input_examples`` and
+  the first 20 ``strict`` (strict mode's per-request cap): every SDK tool is
+  rewritten. Per cell: the relay's CPU time per request (its process's user
+  + system time over the cell's rounds), and the time to the response's
+  first byte, relay and none, and the relay's added time (median and p90 of
+  the paired differences).
+- **Streaming** (200 SDK tools declared): SSE events at a set rate
+  (delivered rate and delay per event), as fast as possible (events/s), and
+  raw bulk (MB/s), per path, and the relay's CPU per 100 MB streamed.
 
 Timings are reported, never asserted. ``--json`` keeps the figures;
 ``--publish`` rewrites the table in docs/relay.md from every
@@ -32,30 +40,60 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import contextlib
 import http.client
 import json
 import os
 import platform
 import resource
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from tests.lib.cases import CASE_SCHEMA, SEARCH, STRICT_FIELDS
 from tests.lib.relay_upstream import Upstream
+from tests.lib.tls import loopback_certificate
 from tools.doc_blocks import write_block
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".cache" / "bench"
 DOC = ROOT / "docs" / "relay.md"
 
-SDK_TOOL = SEARCH
-FIELDS = {SDK_TOOL: STRICT_FIELDS}
+SIZES_KB = (70, 500, 2048)
+TOOL_COUNTS = (1, 20, 200)
+STRICT_CAP = 20
+"""SDK tools declared ``strict`` at most (strict mode's per-request cap: the
+SDK refuses more at start); every SDK tool declares ``input_examples``."""
+BUILTINS = 21
+"""Claude Code 2.1.332's built-in tools in a query's first request."""
+
+SDK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "jurisdiction": {"type": "string", "enum": ["se", "no", "dk"]},
+        "terms": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["jurisdiction", "terms"],
+    "additionalProperties": False,
+}
+EXAMPLE = {"jurisdiction": "se", "terms": ["payout"]}
+BUILTIN_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "properties": {
+        "command": {"type": "string", "description": "The command to run"},
+        "timeout": {"type": "number", "description": "Optional timeout in ms"},
+    },
+    "required": ["command"],
+    "additionalProperties": False,
+}
 EVENT = (
     b"event: content_block_delta\ndata: "
     + json.dumps(
@@ -72,57 +110,135 @@ PACED, PACED_RATE = 2000, 2000.0
 FIRST = b'event: message_start\ndata: {"type":"message_start","message":{"id":"m"}}\n\n'
 
 
-def request_body(target_kb: int = 70) -> bytes:
-    """A compact JSON body of about ``target_kb`` KB, shaped like the CLI's."""
-    schema = {
-        "type": "object",
-        "properties": {
-            "command": {"type": "string", "description": "The command to run. " * 8},
-            "timeout": {"type": "number", "description": "Optional timeout"},
-        },
-        "required": ["command"],
-        "additionalProperties": False,
+def sdk_names(count: int) -> list[str]:
+    return [f"mcp__docs__tool_{i}" for i in range(count)]
+
+
+def declared_fields(count: int) -> dict[str, dict[str, Any]]:
+    """What ``count`` SDK tools declare: examples each, ``strict`` the first 20."""
+    return {
+        name: {"strict": True, "input_examples": [EXAMPLE]}
+        if i < STRICT_CAP
+        else {"input_examples": [EXAMPLE]}
+        for i, name in enumerate(sdk_names(count))
     }
-    tools: list[dict[str, Any]] = [
+
+
+def request_body(size: int, tools: int) -> bytes:
+    """A compact JSON body of about ``size`` bytes in Claude Code's key order
+    (measured with 2.1.332: model, messages, system, tools, metadata,
+    max_tokens, thinking, context_management, output_config, stream).
+
+    Built-in tools take what they take in Claude Code's first request
+    (~61 KB for 21), less where the SDK tools leave no room in 70 KB; the
+    conversation fills the rest, and names the SDK tools (text, tool_use,
+    tool_result), as a long session does.
+    """
+    names = sdk_names(tools)
+    sdk = [
+        {"name": name, "description": "Search case law", "input_schema": SDK_SCHEMA}
+        for name in names
+    ]
+    sdk_bytes = len(json.dumps(sdk, separators=(",", ":")))
+    builtin_bytes = max(4000, min(61000, int(0.85 * size) - sdk_bytes))
+    per_tool = max(40, builtin_bytes // BUILTINS - 330)
+    builtins = [
         {
             "name": f"Builtin{i}",
-            "description": "A built-in tool of the CLI. " * 40,
-            "input_schema": schema,
+            "description": ("A built-in tool of Claude Code. " * (per_tool // 31 + 1))[
+                :per_tool
+            ],
+            "input_schema": BUILTIN_SCHEMA,
         }
-        for i in range(40)
+        for i in range(BUILTINS)
     ]
-    tools.append(
-        {
-            "name": SDK_TOOL,
-            "description": "Search case law",
-            "input_schema": CASE_SCHEMA,
-        }
-    )
+    # The first message names the turn (``_turns`` numbers them).
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Turn 00000."}]
     body: dict[str, Any] = {
         "model": "claude-opus-4-5",
-        "max_tokens": 32000,
+        "messages": messages,
+        "system": [
+            {
+                "type": "text",
+                "text": "x-anthropic-billing-header: cc_version=2.1.332.bf4; "
+                "cc_entrypoint=sdk-py; cch=0a9f3;",
+            },
+            {
+                "type": "text",
+                "text": "You are a Claude agent.",
+                "cache_control": {"type": "ephemeral"},
+            },
+        ],
+        "tools": builtins + sdk,
+        "metadata": {"user_id": '{"device_id":"bench","session_id":"bench"}'},
+        "max_tokens": 128000,
+        "thinking": {"type": "adaptive"},
+        "context_management": {
+            "edits": [{"type": "clear_thinking_20251015", "keep": "all"}]
+        },
+        "output_config": {"effort": "medium"},
         "stream": True,
-        "system": [{"type": "text", "text": "You are Claude Code. "}],
-        "messages": [{"role": "user", "content": "Find Swedish cases."}],
-        "tools": tools,
-        "metadata": {"user_id": "bench"},
     }
-    encoded = json.dumps(body, separators=(",", ":")).encode()
-    pad = max(0, target_kb * 1024 - len(encoded))
-    body["system"][0]["text"] += "y" * pad
+    length = len(json.dumps(body, separators=(",", ":")))
+    turn = 0
+    while length < size:
+        name = names[turn % len(names)]
+        exchange = [
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": f'Use {name}, and mind the "tools": key. '
+                        + "Lorem ipsum dolor sit amet. " * 30,
+                    }
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": f"toolu_{turn}",
+                        "name": name,
+                        "input": EXAMPLE,
+                    }
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": f"toolu_{turn}",
+                        "content": "2 cases: NJA 2019 s. 123. " * 20,
+                    }
+                ],
+            },
+        ]
+        added = len(json.dumps(exchange, separators=(",", ":")))
+        if length + added > size:
+            messages.append(
+                {"role": "user", "content": "y" * max(1, size - length - 32)}
+            )
+            break
+        messages.extend(exchange)
+        length += added + 1
+        turn += 1
     return json.dumps(body, separators=(",", ":")).encode()
 
 
 # --------------------------------------------------------------------------
-# The two helper processes
+# The helper processes
 # --------------------------------------------------------------------------
 
 
-def serve_stand_in(stream_bytes: int) -> None:
-    """The stand-in upstream (``tests.lib.relay_upstream``) as the bench's
-    reference side: ``/v1/messages`` answers one SSE event, ``/events`` many
-    small writes, ``/big`` ``stream_bytes`` in large writes, ``/paced`` events
-    at a set rate; nothing is recorded."""
+def serve_stand_in(directory: str, stream_bytes: int) -> None:
+    """The stand-in upstream (``tests.lib.relay_upstream``) over TLS:
+    ``/v1/messages`` answers one SSE event, ``/events`` many small writes,
+    ``/big`` ``stream_bytes`` in large writes, ``/paced`` events at a set
+    rate; nothing is recorded."""
+    certificate = loopback_certificate(Path(directory))
     upstream = Upstream(
         reply_body=FIRST,
         reply_type="text/event-stream",
@@ -133,19 +249,26 @@ def serve_stand_in(stream_bytes: int) -> None:
         paced_count=PACED,
         paced_rate=PACED_RATE,
         record=False,
+        tls=certificate.server_context(),
     ).start()
     print(upstream.url, flush=True)
     sys.stdin.read()  # until the bench closes our stdin
 
 
-def serve_relay(upstream: str) -> None:
-    """Host a relay as the SDK does; answer each ``cpu`` line on stdin with
-    this process's CPU seconds so far."""
+def serve_relay(upstream: str, ca: str, tools: int) -> None:
+    """Host a proxy-mode relay as the SDK does, for ``tools`` declared SDK
+    tools; print its proxy URL and CA bundle, then answer each ``cpu`` line
+    on stdin with this process's CPU seconds so far."""
     from claude_agent_sdk._internal.relay.lifecycle import ToolFieldsRelay
 
-    relay = ToolFieldsRelay(FIELDS, upstream)
+    relay = ToolFieldsRelay(
+        declared_fields(tools),
+        upstream,
+        verify=ssl.create_default_context(cafile=ca),
+        first_party=True,
+    )
     asyncio.run(relay.start())
-    print(relay.url, flush=True)
+    print(relay.proxy_url, relay.ca_bundle, flush=True)
     for _ in sys.stdin:
         usage = resource.getrusage(resource.RUSAGE_SELF)
         print(usage.ru_utime + usage.ru_stime, flush=True)
@@ -153,7 +276,7 @@ def serve_relay(upstream: str) -> None:
 
 
 class Helper:
-    """One helper process, started with ``--role``; its first line is a URL."""
+    """One helper process, started with ``--role``; its first line is its address."""
 
     def __init__(self, *args: str) -> None:
         self.process = subprocess.Popen(
@@ -165,8 +288,8 @@ class Helper:
         )
         assert self.process.stdout is not None and self.process.stdin is not None
         self.stdin, self.stdout = self.process.stdin, self.process.stdout
-        self.url = self.stdout.readline().strip()
-        if not self.url:
+        self.line = self.stdout.readline().strip()
+        if not self.line:
             raise SystemExit(f"bench helper {args} failed to start")
 
     def cpu(self) -> float:
@@ -180,20 +303,39 @@ class Helper:
 
 
 # --------------------------------------------------------------------------
-# The client (the CLI's part)
+# The client (Claude Code's part)
 # --------------------------------------------------------------------------
 
 
 class Client:
-    """A keep-alive connection to one base URL, as the CLI keeps one."""
+    """A keep-alive TLS connection to the upstream, direct or through the
+    relay as Claude Code's HTTPS proxy, as Claude Code keeps one."""
 
-    def __init__(self, base: str) -> None:
-        parts = urllib.parse.urlsplit(base)
-        self.prefix = parts.path.rstrip("/")
-        self.conn = http.client.HTTPConnection(parts.hostname or "", parts.port)
+    def __init__(self, upstream: str, ca: str, proxy: str | None = None) -> None:
+        target = urllib.parse.urlsplit(upstream)
+        if proxy is None:
+            context = ssl.create_default_context(cafile=ca)
+            self.conn = http.client.HTTPSConnection(
+                target.hostname or "", target.port, context=context
+            )
+        else:  # CONNECT api.anthropic.com:443 through the relay, its CA trusted
+            parts = urllib.parse.urlsplit(proxy)
+            credentials = f"{parts.username}:{parts.password}".encode()
+            context = ssl.create_default_context(cafile=ca)
+            self.conn = http.client.HTTPSConnection(
+                parts.hostname or "", parts.port, context=context
+            )
+            self.conn.set_tunnel(
+                "api.anthropic.com",
+                443,
+                headers={
+                    "Proxy-Authorization": "Basic "
+                    + base64.b64encode(credentials).decode()
+                },
+            )
         self.conn.connect()
-        # As the CLI (Node) does; without it Nagle's algorithm and delayed
-        # ACKs add ~40 ms to a request sent as headers and body separately.
+        # As Claude Code (Node) does; without it Nagle's algorithm and
+        # delayed ACKs add ~40 ms to a request sent as headers and body.
         self.conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.headers = {
             "content-type": "application/json",
@@ -203,9 +345,7 @@ class Client:
 
     def first_byte(self, body: bytes) -> float:
         start = time.perf_counter()
-        self.conn.request(
-            "POST", self.prefix + "/v1/messages?beta=true", body, self.headers
-        )
+        self.conn.request("POST", "/v1/messages?beta=true", body, self.headers)
         response = self.conn.getresponse()
         response.read(1)
         elapsed = time.perf_counter() - start
@@ -214,7 +354,7 @@ class Client:
 
     def stream(self, path: str) -> tuple[float, int]:
         start = time.perf_counter()
-        self.conn.request("POST", self.prefix + path, b"{}", self.headers)
+        self.conn.request("POST", path, b"{}", self.headers)
         response = self.conn.getresponse()
         total = 0
         while chunk := response.read(1 << 16):
@@ -223,7 +363,7 @@ class Client:
 
     def paced(self) -> tuple[float, list[float]]:
         """Events/s delivered, and each event's delay from write to read."""
-        self.conn.request("POST", self.prefix + "/paced", b"{}", self.headers)
+        self.conn.request("POST", "/paced", b"{}", self.headers)
         response = self.conn.getresponse()
         delays: list[float] = []
         start = time.monotonic()
@@ -239,49 +379,144 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
+def _rounds(args: argparse.Namespace, size_kb: int) -> int:
+    # The same bytes per cell, roughly, at least 30 rounds.
+    return max(30, int(args.rounds) * 70 // size_kb)
+
+
+def _turns(body: bytes, count: int) -> list[bytes]:
+    """``count`` bodies like ``body`` whose conversations differ (as a
+    session's turns do) and whose tools are the same: what the relay
+    remembers between requests is the tools array, never the body."""
+    at = body.index(b"Turn 00000.") + 5
+    return [body[:at] + b"%05d" % i + body[at + 5 :] for i in range(count)]
+
+
+def tls_alone(size_kb: int, context_dir: str, rounds: int = 9) -> float:
+    """What TLS both ways costs by itself, in this process, median of
+    ``rounds``: a body of ``size_kb`` decrypted (Claude Code's leg) and
+    encrypted again (the upstream's), through memory BIOs and the same
+    OpenSSL as the relay's, in 256 KiB writes as the relay writes."""
+    server = loopback_certificate(Path(context_dir)).server_context()
+    client = ssl.create_default_context(cafile=str(Path(context_dir) / "loopback.pem"))
+    bios = [ssl.MemoryBIO() for _ in range(4)]
+    near = client.wrap_bio(bios[0], bios[1], server_hostname="127.0.0.1")
+    far = server.wrap_bio(bios[2], bios[3], server_side=True)
+    for _ in range(10):  # the handshake
+        for end in (near, far):
+            with contextlib.suppress(ssl.SSLWantReadError):
+                end.do_handshake()
+        bios[2].write(bios[1].read())
+        bios[0].write(bios[3].read())
+    body = bytes(size_kb * 1024)
+    into = memoryview(bytearray(len(body)))
+    times = []
+    for _ in range(rounds):
+        for start in range(0, len(body), 262144):  # the client's, not timed
+            near.write(body[start : start + 262144])
+        sealed = bios[1].read()
+        began = time.thread_time()
+        bios[2].write(sealed)  # Claude Code's leg, decrypted
+        got = 0
+        while got < len(body):
+            got += far.read(len(body) - got, into[got:])
+        for start in range(0, len(body), 262144):  # the upstream's, encrypted
+            far.write(into[start : start + 262144])
+        bios[3].read()
+        times.append(time.thread_time() - began)
+    return statistics.median(times) * 1e3
+
+
+def rewrite_alone(size_kb: int, tools: int, rounds: int = 9) -> dict[str, float]:
+    """The rewrite's own CPU time (this process's thread), median of
+    ``rounds``: on a request whose tools array the relay has not seen
+    (the first of a session, or after tool search added a tool), and on
+    the turns after it (the same tools, another conversation)."""
+    from claude_agent_sdk._internal.relay.rewrite import RewriteMemo, rewrite_body
+
+    bodies = _turns(request_body(size_kb * 1024, tools), rounds + 1)
+    fields = declared_fields(tools)
+    first, later = [], []
+    for body in bodies[:rounds]:
+        started = time.thread_time()
+        rewrite_body(body, fields)
+        first.append(time.thread_time() - started)
+    memo = RewriteMemo()
+    rewrite_body(bodies[-1], fields, memo=memo)
+    for body in bodies[:rounds]:
+        started = time.thread_time()
+        rewrite_body(body, fields, memo=memo)
+        later.append(time.thread_time() - started)
+    return {
+        "first_ms": statistics.median(first) * 1e3,
+        "later_ms": statistics.median(later) * 1e3,
+    }
+
+
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     import importlib.metadata as md
 
-    stand_in = Helper("--role", "stand-in", "--stream-mb", str(args.stream_mb))
-    relay = Helper("--role", "relay", "--upstream", stand_in.url)
+    directory = tempfile.mkdtemp(prefix="bench-relay-")
+    stand_in = Helper(
+        "--role", "stand-in", "--dir", directory, "--stream-mb", str(args.stream_mb)
+    )
+    ca = str(Path(directory) / "loopback.pem")
+    tls_dir = tempfile.mkdtemp(prefix="bench-relay-tls-")
+    relays: dict[int, Helper] = {}
+    cells: list[dict[str, Any]] = []
     try:
-        body = request_body()
-        clients = {"direct": Client(stand_in.url), "relay": Client(relay.url)}
-        for _ in range(args.warmup):
-            for client in clients.values():
-                client.first_byte(body)
-        ttfb: dict[str, list[float]] = {"direct": [], "relay": []}
-        added: list[float] = []
-        cpu_before = relay.cpu()
-        for i in range(args.rounds):
-            order = ("direct", "relay") if i % 2 == 0 else ("relay", "direct")
-            pair = {name: clients[name].first_byte(body) for name in order}
-            for name, value in pair.items():
-                ttfb[name].append(value)
-            added.append(pair["relay"] - pair["direct"])
-        cpu_per_request = (relay.cpu() - cpu_before) / args.rounds
-        throughput: dict[str, list[float]] = {"direct": [], "relay": []}
-        event_rate: dict[str, list[float]] = {"direct": [], "relay": []}
-        paced_rate: dict[str, list[float]] = {"direct": [], "relay": []}
-        paced_delays: dict[str, list[float]] = {"direct": [], "relay": []}
-        cpu_stream = 0.0
-        streamed = 0
-        for i in range(args.stream_rounds):
-            order = ("direct", "relay") if i % 2 == 0 else ("relay", "direct")
-            for name in order:
+        direct = Client(stand_in.line, ca)
+        for tools in TOOL_COUNTS:
+            relays[tools] = Helper(
+                "--role", "relay", "--upstream", stand_in.line, "--ca", ca,
+                "--tools", str(tools),
+            )  # fmt: skip
+        for tools, relay in relays.items():
+            proxy, bundle = relay.line.split(" ", 1)
+            through = Client(stand_in.line, bundle, proxy)
+            clients = {"direct": direct, "relay": through}
+            for size_kb in SIZES_KB:
+                rounds = _rounds(args, size_kb)
+                bodies = _turns(request_body(size_kb * 1024, tools), rounds)
+                for body in bodies[: args.warmup]:
+                    for client in clients.values():
+                        client.first_byte(body)
+                ttfb: dict[str, list[float]] = {"direct": [], "relay": []}
+                added: list[float] = []
                 cpu_before = relay.cpu()
-                seconds, size = clients[name].stream("/big")
-                if name == "relay":
-                    cpu_stream += relay.cpu() - cpu_before
-                    streamed += size
-                throughput[name].append(size / seconds / 1e6)
-                seconds, size = clients[name].stream("/events")
-                event_rate[name].append(EVENTS / seconds)
-                rate, delays = clients[name].paced()
-                paced_rate[name].append(rate)
-                paced_delays[name].extend(delays)
+                for i, body in enumerate(bodies):
+                    order = ("direct", "relay") if i % 2 == 0 else ("relay", "direct")
+                    pair = {name: clients[name].first_byte(body) for name in order}
+                    for name, value in pair.items():
+                        ttfb[name].append(value)
+                    added.append(pair["relay"] - pair["direct"])
+                cpu = (relay.cpu() - cpu_before) / rounds
+                cells.append(
+                    {
+                        "size_kb": size_kb,
+                        "request_bytes": len(bodies[0]),
+                        "rewrite_ms": rewrite_alone(size_kb, tools),
+                        "tls_ms": tls_alone(size_kb, tls_dir),
+                        "tools": tools,
+                        "rounds": rounds,
+                        "relay_cpu_ms": cpu * 1e3,
+                        "ttfb_ms": {
+                            name: statistics.median(values) * 1e3
+                            for name, values in ttfb.items()
+                        },
+                        "added_ms": {
+                            "median": statistics.median(added) * 1e3,
+                            "p90": percentile(added, 90) * 1e3,
+                        },
+                    }
+                )
+                print(_cell_line(cells[-1]), flush=True)
+            if tools != TOOL_COUNTS[-1]:
+                through.conn.close()
+        streaming = _streaming(args, clients, relays[TOOL_COUNTS[-1]])
     finally:
-        relay.stop()
+        for helper in relays.values():
+            helper.stop()
         stand_in.stop()
     return {
         "python": platform.python_version(),
@@ -289,20 +524,46 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "mcp": md.version("mcp"),
         "http_client": "httpx2" if md.version("mcp").startswith("2") else "httpx",
         "date": time.strftime("%Y-%m-%d"),
-        "request_bytes": len(body),
-        "rounds": args.rounds,
-        "ttfb_ms": {
-            name: {
-                "median": statistics.median(values) * 1e3,
-                "p99": percentile(values, 99) * 1e3,
-            }
-            for name, values in ttfb.items()
-        },
-        "added_ms": {
-            "median": statistics.median(added) * 1e3,
-            "p99": percentile(added, 99) * 1e3,
-        },
-        "relay_cpu_ms_per_request": cpu_per_request * 1e3,
+        "load": os.getloadavg()[0],
+        "rounds_70kb": args.rounds,
+        "cells": cells,
+        **streaming,
+    }
+
+
+def _cell_line(cell: dict[str, Any]) -> str:
+    return (
+        f"{cell['size_kb']:>5} KB {cell['tools']:>3} tools: relay CPU "
+        f"{cell['relay_cpu_ms']:.2f} ms/request, first byte "
+        f"{cell['ttfb_ms']['relay']:.2f} vs {cell['ttfb_ms']['direct']:.2f} ms, "
+        f"added {cell['added_ms']['median']:.2f} ms (p90 {cell['added_ms']['p90']:.2f})"
+    )
+
+
+def _streaming(
+    args: argparse.Namespace, clients: dict[str, Client], relay: Helper
+) -> dict[str, Any]:
+    throughput: dict[str, list[float]] = {"direct": [], "relay": []}
+    event_rate: dict[str, list[float]] = {"direct": [], "relay": []}
+    paced_rate: dict[str, list[float]] = {"direct": [], "relay": []}
+    paced_delays: dict[str, list[float]] = {"direct": [], "relay": []}
+    cpu_stream = 0.0
+    streamed = 0
+    for i in range(args.stream_rounds):
+        order = ("direct", "relay") if i % 2 == 0 else ("relay", "direct")
+        for name in order:
+            cpu_before = relay.cpu()
+            seconds, size = clients[name].stream("/big")
+            if name == "relay":
+                cpu_stream += relay.cpu() - cpu_before
+                streamed += size
+            throughput[name].append(size / seconds / 1e6)
+            seconds, size = clients[name].stream("/events")
+            event_rate[name].append(EVENTS / seconds)
+            rate, delays = clients[name].paced()
+            paced_rate[name].append(rate)
+            paced_delays[name].extend(delays)
+    return {
         "stream_mb": args.stream_mb,
         "stream_rounds": args.stream_rounds,
         "throughput_MBps": {n: statistics.median(v) for n, v in throughput.items()},
@@ -325,7 +586,58 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 # --------------------------------------------------------------------------
 
 
+def _cell(run: dict[str, Any], size_kb: int, tools: int) -> dict[str, Any]:
+    return next(
+        c for c in run["cells"] if c["size_kb"] == size_kb and c["tools"] == tools
+    )
+
+
+def _size(size_kb: int) -> str:
+    return f"{size_kb // 1024} MB" if size_kb >= 1024 else f"{size_kb} KB"
+
+
 def render(runs: list[dict[str, Any]]) -> str:
+    first = runs[0]
+    out = [
+        f"Measured {first['date']} with `tools/nox -s bench_relay` "
+        f"(`tools/bench_relay.py`): Python {first['python']}, {first['cpus']} "
+        "CPUs shared with other work (load average "
+        + ", ".join(f"{run['load']:.1f}" for run in runs)
+        + " at the end of each run), proxy mode with TLS both ways against "
+        "TLS straight to the stand-in upstream, in one run per mcp major; "
+        "Claude Code, the SDK's process and the stand-in upstream each a "
+        "process of its own on loopback. Requests in Claude Code's key order; "
+        "each SDK tool gets `input_examples`, the first 20 `strict`. "
+        "Interleaved rounds per cell: "
+        f"{first['rounds_70kb']} at 70 KB, fewer for larger bodies (the same "
+        "bytes, at least 30). Added = the median (p90) of the paired "
+        'differences relay − none; "vs" compares relay with no relay.',
+        "",
+    ]
+    for run in runs:
+        out += [
+            f"mcp {run['mcp']} ({run['http_client']}):",
+            "",
+            "| body | SDK tools | relay CPU per request (of it TLS both ways) | "
+            "first byte, relay vs none (median) | added to first byte, median "
+            "(p90) | rewrite alone: first request / later turns |",
+            "|---|--:|--:|--:|--:|--:|",
+        ]
+        for size_kb in SIZES_KB:
+            for tools in TOOL_COUNTS:
+                cell = _cell(run, size_kb, tools)
+                relay, direct = cell["ttfb_ms"]["relay"], cell["ttfb_ms"]["direct"]
+                out.append(
+                    f"| {_size(size_kb)} | {tools} | {cell['relay_cpu_ms']:.2f} ms "
+                    f"({cell['tls_ms']:.2f}) | "
+                    f"{relay:.2f} vs {direct:.2f} ms ({relay / direct:.2f}×) | "
+                    f"{cell['added_ms']['median']:.2f} "
+                    f"({cell['added_ms']['p90']:.2f}) ms | "
+                    f"{cell['rewrite_ms']['first_ms']:.2f} / "
+                    f"{cell['rewrite_ms']['later_ms']:.3f} ms |"
+                )
+        out.append("")
+
     def row(label: str, cell: Any) -> str:
         return f"| {label} |" + "".join(f" {cell(run)} |" for run in runs)
 
@@ -333,16 +645,11 @@ def render(runs: list[dict[str, Any]]) -> str:
         change = (d["relay"] / d["direct"] - 1) * 100
         return f"{d['relay']:{fmt}} vs {d['direct']:{fmt}} ({change:+.0f} %)"
 
-    first = runs[0]
-    lines = [
+    out += [
+        "Streaming through the same relay (200 SDK tools declared):",
+        "",
         "| | " + " | ".join(f"mcp {r['mcp']} ({r['http_client']})" for r in runs) + " |",
         "|---|" + "---|" * len(runs),
-        row("added to first byte, median", lambda r: f"{r['added_ms']['median']:.2f} ms"),
-        row("added to first byte, p99", lambda r: f"{r['added_ms']['p99']:.2f} ms"),
-        row("first byte, relay vs none, median",
-            lambda r: f"{r['ttfb_ms']['relay']['median']:.2f} vs "
-            f"{r['ttfb_ms']['direct']['median']:.2f} ms"),
-        row("relay CPU per request", lambda r: f"{r['relay_cpu_ms_per_request']:.2f} ms"),
         row(f"SSE at {PACED_RATE:,.0f} events/s, delivered events/s",
             lambda r: pair(r["paced_events_per_s"], ",.0f")),
         row("SSE at that rate, delay per event, median / p99",
@@ -358,15 +665,7 @@ def render(runs: list[dict[str, Any]]) -> str:
             lambda r: f"{r['relay_cpu_s_per_100MB']:.2f} s "
             f"(~{100 / r['relay_cpu_s_per_100MB']:.0f} MB/s)"),
     ]  # fmt: skip
-    intro = (
-        f"Measured {first['date']} with `tools/nox -s bench_relay` "
-        f"(`tools/bench_relay.py`): Python {first['python']}, {first['cpus']} CPUs, "
-        f"{first['rounds']} interleaved rounds of a {first['request_bytes'] / 1024:.0f} KB "
-        "request, the CLI, the SDK's process and the stand-in upstream each a "
-        'process of its own on loopback. "vs" compares relay with no relay in '
-        "the same run."
-    )
-    return "\n".join([intro, "", *lines]) + "\n"
+    return "\n".join(out) + "\n"
 
 
 def publish() -> None:
@@ -374,6 +673,7 @@ def publish() -> None:
         json.loads(path.read_text("utf-8"))
         for path in sorted(CACHE.glob("relay-*.json"))
     ]
+    runs = [run for run in runs if "cells" in run]  # figures of this bench's shape
     if not runs:
         raise SystemExit(f"no {CACHE}/relay-*.json to publish")
     table = render(runs)
@@ -385,18 +685,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--role", choices=["stand-in", "relay"], help=argparse.SUPPRESS)
     parser.add_argument("--upstream", help=argparse.SUPPRESS)
-    parser.add_argument("--rounds", type=int, default=400)
-    parser.add_argument("--warmup", type=int, default=30)
+    parser.add_argument("--dir", help=argparse.SUPPRESS)
+    parser.add_argument("--ca", help=argparse.SUPPRESS)
+    parser.add_argument("--tools", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--rounds", type=int, default=200,
+                        help="interleaved rounds at 70 KB (fewer for larger bodies)")  # fmt: skip
+    parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--stream-mb", type=int, default=64)
-    parser.add_argument("--stream-rounds", type=int, default=6)
+    parser.add_argument("--stream-rounds", type=int, default=4)
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--publish", action="store_true",
                         help="rewrite docs/relay.md's table from .cache/bench/relay-*.json")  # fmt: skip
     args = parser.parse_args()
     if args.role == "stand-in":
-        return serve_stand_in(args.stream_mb * 1024 * 1024)
+        return serve_stand_in(args.dir, args.stream_mb * 1024 * 1024)
     if args.role == "relay":
-        return serve_relay(args.upstream)
+        return serve_relay(args.upstream, args.ca, args.tools)
     figures = measure(args)
     print(render([figures]))
     if args.json:

@@ -104,6 +104,9 @@ class Upstream(Served):
     offline: bool = False
     """Refuse every other ``CONNECT`` instead of tunnelling it."""
     record: bool = True
+    close_after_response: bool = False
+    """End each connection after its response, without saying so (as an
+    upstream that drops idle connections)."""
     # What it saw.
     seen: list[Seen] = field(default_factory=list)
     events: dict[str, float] = field(default_factory=dict)
@@ -111,6 +114,14 @@ class Upstream(Served):
     slow_most_in_flight: int = 0
     _slow_lock: threading.Lock = field(default_factory=threading.Lock)
     _slow_released: threading.Event = field(default_factory=threading.Event)
+    accepted: list[float] = field(default_factory=list)
+    """When each connection was accepted (``time.monotonic()``)."""
+
+    @property
+    def connections(self) -> int:
+        """Connections accepted so far (each a TCP, and over TLS a TLS,
+        handshake)."""
+        return len(self.accepted)
 
     @classmethod
     def first_party(cls, directory: Path) -> Upstream:
@@ -164,6 +175,10 @@ def _handler(upstream: Upstream) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             return
 
+        def setup(self) -> None:
+            upstream.accepted.append(time.monotonic())
+            super().setup()
+
         def _record(self, body: bytes) -> None:
             if upstream.record:
                 headers = {k.lower(): v for k, v in self.headers.items()}
@@ -182,6 +197,8 @@ def _handler(upstream: Upstream) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", upstream.reply_type)
             self.send_header("Content-Length", str(len(upstream.reply_body)))
             self.send_header("request-id", "req_upstream")
+            if upstream.close_after_response:  # without saying so
+                self.close_connection = True
             self.end_headers()
             self.wfile.write(upstream.reply_body)
 

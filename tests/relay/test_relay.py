@@ -496,15 +496,15 @@ async def test_many_parallel_streams_are_not_held_back_by_a_pool_limit(
     upstream.pause = 60.0
     upstream.release_when = streams
 
-    async def one_stream() -> None:
-        async with (
-            http.AsyncClient(trust_env=False, timeout=90) as c,
-            c.stream("POST", relay.url + "/slow", json={}) as response,
-        ):
+    async def one_stream(c: Any) -> None:
+        async with c.stream("POST", relay.url + "/slow", json={}) as response:
             async for _ in response.aiter_raw():  # all of it: the stream stays open
                 pass
 
-    await asyncio.gather(*(one_stream() for _ in range(streams)))
+    # One client, its connections made as the streams start (a client each
+    # would spend the test's time loading CA bundles, one after the other).
+    async with http.AsyncClient(trust_env=False, timeout=90) as c:
+        await asyncio.gather(*(one_stream(c) for _ in range(streams)))
     assert upstream.slow_most_in_flight == streams
 
 
@@ -636,7 +636,7 @@ async def test_a_failure_of_the_rewrite_forwards_the_request_unchanged_and_warns
     module = relay_module
     real = rewrite_body
 
-    def broken_once(body: bytes, fields: Any) -> Any:
+    def broken_once(body: bytes, fields: Any, *args: Any, **kwargs: Any) -> Any:
         monkeypatch.setattr(module, "rewrite_body", real)
         raise RuntimeError("boom " + API_KEY)
 

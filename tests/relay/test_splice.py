@@ -309,13 +309,23 @@ def test_the_reported_bodies_are_spliced_not_failed() -> None:
     assert rewrite.body.replace(INSERTED, b"") == body
 
 
+def test_of_two_tools_keys_the_last_one_gets_the_fields() -> None:
+    # JSON.stringify never writes a key twice; a body that has two "tools"
+    # keys gets the fields in the last, the one JSON.parse keeps. The first
+    # is not looked for: finding it would mean reading the conversation
+    # before the tools (issue 27: the cost follows the tools).
+    first = f'{{"tools":[{{"name":"{STRICT}"}}],'.encode()
+    body = first + f'"tools":[{{"name":"{STRICT}"}}]}}'.encode()
+    rewrite = rewrite_body(body, FIELDS)
+    assert rewrite.modified_tools == [STRICT]
+    assert rewrite.body.startswith(first)
+    assert rewrite.body.replace(INSERTED, b"") == body
+    assert json.loads(rewrite.body)["tools"][0]["strict"] is True
+
+
 @pytest.mark.parametrize(
     ("body", "why"),
     [
-        (
-            f'{{"tools":[{{"name":"{STRICT}"}}],"tools":[{{"name":"{STRICT}"}}]}}',
-            'more than one "tools" key',
-        ),
         (f'{{"tools":[{{"name":"{STRICT}","name":"{PLAIN}"}}]}}', "more than one tool"),
         (f'{{"tools":[{{"name":"{STRICT}"}}]', "not valid JSON"),
     ],

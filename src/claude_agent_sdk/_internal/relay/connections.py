@@ -1,29 +1,773 @@
-"""The tool-fields relay's outbound connections: httpcore's pool on asyncio.
+"""The tool-fields relay's outbound connections to the upstream API.
 
-Why not the HTTP client itself: the relay forwards each request exactly as
-the CLI sent it, so the client's layers (auth, redirects, cookies, default
-headers, content decoding) are all things it must not do, and on every API
-call they cost time the CLI waits for. httpcore, the transport under httpx
-and httpx2, does the HTTP (h11), the pool, proxies and TLS; this module only
-builds the pool as the client would and gives it asyncio's own sockets
-through httpcore's ``network_backend`` hook instead of its anyio backend,
-which spends a tenth of a millisecond per request on cancel scopes. The
-relay always runs on its own asyncio loop, so nothing else is needed.
+The relay forwards each request exactly as the CLI sent it, so an HTTP
+client's layers (auth, redirects, cookies, default headers, content
+decoding) are all things it must not do, and on every API call they cost
+time the CLI waits for. ``UpstreamPool`` is what is left: keep-alive
+HTTP/1.1 connections to the one upstream, directly or through the caller's
+plain-``http`` proxy (``CONNECT`` for an ``https`` upstream, the absolute
+URL for an ``http`` one), over asyncio's own transports. A request is its
+head and body written as they are; a response is its status line and
+headers parsed once, and its body handed on as it arrives (decoded from
+chunked framing, nothing else touched), with back-pressure both ways.
+
+What it does not speak itself it leaves to httpcore, the transport under
+httpx and httpx2, configured as the client would be (``_core_pool``): an
+``https://`` proxy (TLS to the proxy) and SOCKS proxies.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import collections
+import contextlib
 import functools
+import re
 import ssl
 import sys
-from collections.abc import Iterable
+import urllib.parse
+from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
 from .._mcp_compat import http_client_module, http_transport_module
 
+UPSTREAM_KEEPALIVE_S = 600.0
+"""How long an idle upstream connection is kept for reuse: as long as
+Claude Code keeps its own to the relay (``server.IDLE_TIMEOUT_S``), so a tool
+run longer than a few seconds does not cost the next turn a new TCP and TLS
+handshake to the API."""
 
-def outbound_pool(proxy: str | None, verify: ssl.SSLContext | bool) -> Any:
+MAX_IDLE_CONNECTIONS = 20
+"""Idle upstream connections kept at most (the oldest is closed first)."""
+
+CONNECT_TIMEOUT_S = 30.0
+WRITE_TIMEOUT_S = 60.0
+# No read timeout: a long generation streams for minutes, and the CLI
+# applies its own API timeout.
+
+_MAX_HEAD_BYTES = 64 * 1024
+_WRITE_PIECE = 256 * 1024
+_READ_AHEAD_BYTES = 256 * 1024
+"""Response bytes received but not yet passed on beyond which the upstream
+is not read until they are (back-pressure from a slow CLI)."""
+
+
+class UpstreamError(Exception):
+    """The upstream could not be reached, or broke off (the class name says
+    which; the text never quotes the URL)."""
+
+
+class ConnectError(UpstreamError):
+    pass
+
+
+class ConnectTimeoutError(UpstreamError):
+    pass
+
+
+class ProxyError(UpstreamError):
+    pass
+
+
+class ReadError(UpstreamError):
+    pass
+
+
+class WriteTimeoutError(UpstreamError):
+    pass
+
+
+class WriteError(UpstreamError):
+    pass
+
+
+class RemoteProtocolError(UpstreamError):
+    pass
+
+
+def transport_errors() -> tuple[type[Exception], ...]:
+    """What a pool raises when the upstream cannot be reached or breaks off."""
+    core = http_transport_module()
+    return (
+        UpstreamError,
+        core.NetworkError,
+        core.TimeoutException,
+        core.ProtocolError,
+        core.ProxyError,
+        core.UnsupportedProtocol,
+    )
+
+
+def outbound_pool(proxy: str | None, verify: ssl.SSLContext | bool) -> UpstreamPool:
+    """The relay's connections to its upstream, through ``proxy`` if given,
+    verifying TLS as ``verify`` says (what they mean to ``httpx.AsyncClient``:
+    the context is made by the client's own helper)."""
+    return UpstreamPool(proxy, verify)
+
+
+class UpstreamPool:
+    """Keep-alive connections to the relay's upstream (one origin, one proxy)."""
+
+    def __init__(self, proxy: str | None, verify: ssl.SSLContext | bool) -> None:
+        self._verify = verify
+        self._proxy = urllib.parse.urlsplit(proxy) if proxy else None
+        self._core: Any = None
+        if self._proxy is not None and self._proxy.scheme.lower() != "http":
+            self._core = _core_pool(proxy, verify)
+        self._idle: dict[tuple[str, str, int], collections.deque[_Connection]] = {}
+        self._busy: set[_Connection] = set()
+        self._closed = False
+
+    @functools.cached_property
+    def ssl_context(self) -> ssl.SSLContext:
+        if self._verify is True:
+            return _default_ssl_context()
+        context: ssl.SSLContext = http_client_module().create_ssl_context(
+            verify=self._verify, trust_env=False
+        )
+        return context
+
+    @property
+    def connections(self) -> int:
+        """Open connections (idle and in use), for the relay's tests."""
+        return len(self._busy) + sum(len(idle) for idle in self._idle.values())
+
+    async def request(
+        self,
+        method: bytes,
+        scheme: bytes,
+        host: bytes,
+        port: int,
+        target: bytes,
+        headers: list[tuple[bytes, bytes]],
+        body: Sequence[bytes | memoryview],
+    ) -> UpstreamResponse:
+        """Send one request (its body in ``body``'s pieces, one after the
+        other); returns once the response's head has arrived. (Through
+        httpcore, its response: the same ``status``, ``reason``,
+        ``headers``, ``stream`` and ``aclose``.)"""
+        if self._core is not None:
+            response: UpstreamResponse = await _core_request(
+                self._core, method, scheme, host, port, target, headers, body
+            )
+            return response
+        origin = (scheme.decode("ascii"), host.decode("ascii"), port)
+        if self._proxy is not None and origin[0] == "http":
+            # Through the proxy with the absolute URL: the proxy's own
+            # credentials go with each request.
+            default = 80
+            authority = host if port == default else b"%s:%d" % (host, port)
+            target = b"http://" + authority + target
+            headers = [*headers, *self._proxy_headers()]
+        connection = self._idle_connection(origin) or await self._connect(origin)
+        self._busy.add(connection)
+        try:
+            return await connection.send(method, target, headers, body)
+        except BaseException:
+            self._busy.discard(connection)
+            connection.close()
+            raise
+
+    def release(self, connection: _Connection) -> None:
+        """A connection whose response is over: kept for reuse, or closed."""
+        self._busy.discard(connection)
+        if self._closed or not connection.reusable:
+            connection.close()
+            return
+        idle = self._idle.setdefault(connection.origin, collections.deque())
+        idle.append(connection)
+        connection.idle_since(UPSTREAM_KEEPALIVE_S)
+        while len(idle) > MAX_IDLE_CONNECTIONS:
+            idle.popleft().close()
+
+    def forget(self, connection: _Connection) -> None:
+        """An idle connection that closed or expired."""
+        idle = self._idle.get(connection.origin)
+        if idle is not None:
+            with contextlib.suppress(ValueError):
+                idle.remove(connection)
+            if not idle:
+                del self._idle[connection.origin]
+        self._busy.discard(connection)
+
+    def _idle_connection(self, origin: tuple[str, str, int]) -> _Connection | None:
+        idle = self._idle.get(origin)
+        while idle:
+            connection = idle.pop()  # the most recently used
+            if connection.reusable:
+                connection.in_use()
+                return connection
+            connection.close()
+        return None
+
+    def _proxy_headers(self) -> list[tuple[bytes, bytes]]:
+        proxy = self._proxy
+        assert proxy is not None
+        if proxy.username is None:
+            return []
+        credentials = (
+            f"{urllib.parse.unquote(proxy.username)}:"
+            f"{urllib.parse.unquote(proxy.password or '')}"
+        )
+        return [
+            (b"Proxy-Authorization", b"Basic " + base64.b64encode(credentials.encode()))
+        ]
+
+    async def _connect(self, origin: tuple[str, str, int]) -> _Connection:
+        scheme, host, port = origin
+        loop = asyncio.get_running_loop()
+        connection = _Connection(self, origin)
+        tls = scheme == "https"
+
+        async def connect() -> None:
+            if self._proxy is None:
+                await loop.create_connection(
+                    lambda: connection,
+                    host,
+                    port,
+                    ssl=self.ssl_context if tls else None,
+                    server_hostname=host if tls else None,
+                    ssl_handshake_timeout=CONNECT_TIMEOUT_S if tls else None,
+                )
+                return
+            await loop.create_connection(
+                lambda: connection, self._proxy.hostname or "", self._proxy.port or 80
+            )
+            if tls:
+                await connection.tunnel(host, port, self._proxy_headers())
+                await connection.start_tls(self.ssl_context, host)
+
+        try:
+            await asyncio.wait_for(connect(), CONNECT_TIMEOUT_S)
+            return connection
+        except asyncio.TimeoutError as error:
+            connection.close()
+            raise ConnectTimeoutError() from error
+        except UpstreamError:
+            connection.close()
+            raise
+        except OSError as error:  # ssl.SSLError (verification) included
+            connection.close()
+            raise ConnectError(type(error).__name__) from error
+        except BaseException:
+            connection.close()
+            raise
+
+    async def aclose(self) -> None:
+        self._closed = True
+        for idle in list(self._idle.values()):
+            for connection in list(idle):
+                connection.close()
+        self._idle.clear()
+        for connection in list(self._busy):
+            connection.close()
+        self._busy.clear()
+        if self._core is not None:
+            await self._core.aclose()
+
+
+# -- one connection -------------------------------------------------------------
+
+_STATUS_LINE = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: ([^\r\n]*))?\r?\Z")
+_HEADER_NAME = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?\r?\Z")
+_NO_BODY_STATUS = (204, 304)
+_FRAMING_NAME_LENGTHS = frozenset(map(len, (b"connection", b"transfer-encoding", b"content-length")))
+
+
+class _Connection(asyncio.Protocol):
+    """One upstream connection, one exchange at a time."""
+
+    def __init__(self, pool: UpstreamPool, origin: tuple[str, str, int]) -> None:
+        self._pool = pool
+        self.origin = origin
+        self.transport: asyncio.Transport | None = None
+        self._buffer = bytearray()
+        self._response: UpstreamResponse | None = None
+        self._head: asyncio.Future[None] | None = None  # the response's head
+        self._tunnel: asyncio.Future[None] | None = None  # the proxy's answer
+        self._writable: asyncio.Future[None] | None = None
+        self._eof = False
+        self._broken = False
+        self._closed = False
+        self._expiry: asyncio.TimerHandle | None = None
+        self._idle_until: float | None = None
+
+    # -- asyncio's callbacks ---------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        if self._tunnel is not None:
+            self._buffer += data
+            self._read_tunnel_answer()
+            return
+        response = self._response
+        if response is None:  # nothing asked: a broken connection
+            self._broken = True
+            self.close()
+            return
+        try:
+            if self._buffer or not response.take(data):
+                self._buffer += data
+                response.feed(self._buffer)
+        except RemoteProtocolError as error:
+            self._fail(error)
+
+    def eof_received(self) -> bool:
+        self._eof = True
+        if self._response is not None:
+            self._response.end_of_input()
+        return False  # asyncio closes the transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        self._eof = True
+        self._cancel_expiry()
+        if self._tunnel is not None and not self._tunnel.done():
+            self._tunnel.set_exception(ProxyError())
+        if self._response is not None:
+            self._response.end_of_input()
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_result(None)
+        self._pool.forget(self)
+
+    def pause_writing(self) -> None:
+        self._writable = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_result(None)
+        self._writable = None
+
+    # -- the proxy's CONNECT ---------------------------------------------------
+
+    async def tunnel(
+        self, host: str, port: int, headers: list[tuple[bytes, bytes]]
+    ) -> None:
+        assert self.transport is not None
+        target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        head = [
+            b"CONNECT " + target.encode() + b" HTTP/1.1",
+            b"Host: " + target.encode(),
+        ]
+        head += [name + b": " + value for name, value in headers]
+        self._tunnel = asyncio.get_running_loop().create_future()
+        self.transport.write(b"\r\n".join(head) + b"\r\n\r\n")
+        try:
+            await self._tunnel
+        finally:
+            self._tunnel = None
+
+    def _read_tunnel_answer(self) -> None:
+        assert self._tunnel is not None
+        end = self._buffer.find(b"\r\n\r\n")
+        if end == -1:
+            if len(self._buffer) > _MAX_HEAD_BYTES and not self._tunnel.done():
+                self._tunnel.set_exception(ProxyError())
+            return
+        status = bytes(self._buffer[:end]).split(b"\r\n", 1)[0].split(b" ")
+        rest = self._buffer[end + 4 :]
+        self._buffer = bytearray()
+        if self._tunnel.done():
+            return
+        if len(status) >= 2 and status[1][:1] == b"2" and not rest:
+            self._tunnel.set_result(None)
+        else:
+            self._tunnel.set_exception(ProxyError())
+
+    async def start_tls(self, context: ssl.SSLContext, host: str) -> None:
+        assert self.transport is not None
+        loop = asyncio.get_running_loop()
+        transport = await loop.start_tls(
+            self.transport,
+            self,
+            context,
+            server_hostname=host,
+            ssl_handshake_timeout=CONNECT_TIMEOUT_S,
+        )
+        if transport is None:
+            raise ConnectError("TLS handshake abandoned")
+        self.transport = transport
+
+    # -- an exchange -----------------------------------------------------------
+
+    @property
+    def reusable(self) -> bool:
+        return (
+            self.transport is not None
+            and not self._closed
+            and not self._eof
+            and not self._broken
+            and not self.transport.is_closing()
+        )
+
+    def idle_since(self, seconds: float) -> None:
+        self._response = None
+        loop = asyncio.get_running_loop()
+        self._idle_until = loop.time() + seconds
+        if self._expiry is None:  # one timer, moved lazily
+            self._expiry = loop.call_at(self._idle_until, self._expire)
+
+    def in_use(self) -> None:
+        self._idle_until = None
+
+    def _expire(self) -> None:
+        self._expiry = None
+        until = self._idle_until
+        if until is None:
+            return
+        loop = asyncio.get_running_loop()
+        if loop.time() < until:
+            self._expiry = loop.call_at(until, self._expire)
+            return
+        self.close()
+        self._pool.forget(self)
+
+    def _cancel_expiry(self) -> None:
+        self._idle_until = None
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
+
+    async def send(
+        self,
+        method: bytes,
+        target: bytes,
+        headers: list[tuple[bytes, bytes]],
+        body: Sequence[bytes | memoryview],
+    ) -> UpstreamResponse:
+        transport = self.transport
+        assert transport is not None
+        response = UpstreamResponse(self, method)
+        self._response = response
+        self._buffer = bytearray()
+        head = b"".join(
+            [
+                method,
+                b" ",
+                target,
+                b" HTTP/1.1\r\n",
+                *[b"%s: %s\r\n" % (name, value) for name, value in headers],
+                b"\r\n",
+            ]
+        )
+        if sum(map(len, body)) < _WRITE_PIECE:
+            transport.write(b"".join((head, *body)))
+        else:
+            transport.write(head)
+            # In pieces, each written out before the next: a TLS transport
+            # then encrypts into a buffer the size of a piece, not of the
+            # body, and a slow upstream is waited for, not buffered for.
+            for part in body:
+                view = memoryview(part)
+                for start in range(0, len(view), _WRITE_PIECE):
+                    await self._drained()
+                    transport.write(view[start : start + _WRITE_PIECE])
+        await self._drained()
+        await response.head_received()
+        return response
+
+    async def _drained(self) -> None:
+        if self._writable is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(self._writable), WRITE_TIMEOUT_S)
+        except asyncio.TimeoutError as error:
+            raise WriteTimeoutError() from error
+        if self._closed:
+            raise WriteError()
+
+    def pause_reading(self) -> None:
+        if self.transport is not None and not self._closed:
+            self.transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        if self.transport is not None and not self._closed:
+            self.transport.resume_reading()
+
+    def _fail(self, error: UpstreamError) -> None:
+        self._broken = True
+        if self._response is not None:
+            self._response.fail(error)
+        self.close()
+
+    def done(self, keep_alive: bool) -> None:
+        """The response was read to its end (or abandoned: keep_alive False)."""
+        if not keep_alive:
+            self._broken = True
+        self._response = None
+        self._pool.release(self)
+
+    def close(self) -> None:
+        self._cancel_expiry()
+        if self.transport is not None and not self._closed:
+            # abort, not close: a TLS close waits for the peer's
+            # close_notify, which a dead upstream never sends.
+            self.transport.abort()
+        self._closed = True
+
+
+class UpstreamResponse:
+    """A response from the upstream: status, reason and headers as sent,
+    and the body as it arrives (``stream``), chunked framing undone."""
+
+    def __init__(self, connection: _Connection, method: bytes) -> None:
+        self._connection = connection
+        self._method = method
+        self.status = 0
+        self.reason = b""
+        self.http_version = b"1.1"
+        self.headers: list[tuple[bytes, bytes]] = []
+        self._head: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._queued = 0
+        self._paused = False
+        self._waiter: asyncio.Future[None] | None = None
+        self._error: UpstreamError | None = None
+        self._complete = False
+        self._keep_alive = True
+        self._closed = False
+        # Body framing: "length" (self._left bytes), "chunked", "close", None.
+        self._framing: str | None = None
+        self._left = 0
+        self._chunk_state = "size"  # chunked: size, data, data-end, trailer
+
+    @property
+    def extensions(self) -> dict[str, Any]:
+        return {"reason_phrase": self.reason}
+
+    async def head_received(self) -> None:
+        await self._head
+
+    # -- fed by the connection -------------------------------------------------
+
+    def feed(self, buffer: bytearray) -> None:
+        if not self._head.done() and not self._parse_head(buffer):
+            return
+        self._feed_body(buffer)
+
+    def _parse_head(self, buffer: bytearray) -> bool:
+        while True:
+            end = buffer.find(b"\r\n\r\n")
+            size = 4
+            if end == -1:
+                end, size = buffer.find(b"\n\n"), 2
+            if end == -1:
+                if len(buffer) > _MAX_HEAD_BYTES:
+                    raise RemoteProtocolError("response head too large")
+                return False
+            lines = bytes(buffer[:end]).split(b"\n")
+            del buffer[: end + size]
+            status = _STATUS_LINE.match(lines[0])
+            if status is None:
+                raise RemoteProtocolError("bad status line")
+            code = int(status.group(2))
+            headers: list[tuple[bytes, bytes]] = []
+            # What the framing needs, read off in the same pass.
+            connection: list[bytes] = []
+            codings: list[bytes] = []
+            lengths: set[bytes] = set()
+            for line in lines[1:]:
+                name, colon, value = line.partition(b":")
+                if not colon or _HEADER_NAME.fullmatch(name) is None:
+                    raise RemoteProtocolError("bad header line")
+                value = value.strip(b" \t\r")
+                headers.append((name, value))
+                if len(name) in _FRAMING_NAME_LENGTHS:
+                    lower = name.lower()
+                    if lower == b"connection":
+                        connection += value.lower().split(b",")
+                    elif lower == b"transfer-encoding":
+                        codings += value.lower().split(b",")
+                    elif lower == b"content-length":
+                        lengths.add(value)
+            if 100 <= code < 200 and code != 101:
+                continue  # interim (100 Continue, 103 Early Hints): the final follows
+            self.status = code
+            self.http_version = b"1." + status.group(1)
+            self.reason = status.group(3) or b""
+            self.headers = headers
+            self._framing_from(connection, codings, lengths)
+            self._head.set_result(None)
+            return True
+
+    def _framing_from(
+        self, connection: list[bytes], codings: list[bytes], lengths: set[bytes]
+    ) -> None:
+        if self.http_version == b"1.0" or any(
+            token.strip() == b"close" for token in connection
+        ):
+            self._keep_alive = False
+        if (
+            self._method == b"HEAD"
+            or self.status in _NO_BODY_STATUS
+            or 100 <= self.status < 200
+        ):
+            self._framing = None
+            return
+        codings = [coding.strip() for coding in codings if coding.strip()]
+        if codings:
+            if codings[-1] != b"chunked":
+                self._framing, self._keep_alive = "close", False
+            else:
+                self._framing = "chunked"
+            return
+        if lengths:
+            values = {length.strip() for length in lengths}
+            if len(values) != 1 or not next(iter(values)).isdigit():
+                raise RemoteProtocolError("bad Content-Length")
+            self._framing, self._left = "length", int(next(iter(values)))
+            return
+        self._framing, self._keep_alive = "close", False
+
+    def take(self, data: bytes) -> bool:
+        """Pass body bytes on as they came, when nothing is buffered and the
+        framing allows (no copy); False when ``feed`` must parse them."""
+        if not self._head.done() or self._head.exception() is not None:
+            return False
+        if self._framing == "close" or (
+            self._framing == "length" and len(data) < self._left
+        ):
+            self._push(data)
+            if self._framing == "length":
+                self._left -= len(data)
+            return True
+        return False
+
+    def _feed_body(self, buffer: bytearray) -> None:
+        framing = self._framing
+        if framing is None:
+            if buffer:
+                raise RemoteProtocolError("data after a response without a body")
+            self._finish()
+        elif framing == "length":
+            if buffer:
+                take = min(len(buffer), self._left)
+                self._push(
+                    bytes(buffer[:take]) if take < len(buffer) else bytes(buffer)
+                )
+                del buffer[:take]
+                self._left -= take
+                if buffer:
+                    raise RemoteProtocolError("data after the response")
+            if self._left == 0:
+                self._finish()
+        elif framing == "close":
+            if buffer:
+                self._push(bytes(buffer))
+                buffer.clear()
+        else:
+            self._feed_chunked(buffer)
+
+    def _feed_chunked(self, buffer: bytearray) -> None:
+        while buffer:
+            state = self._chunk_state
+            if state == "data":
+                take = min(len(buffer), self._left)
+                self._push(bytes(buffer[:take]))
+                del buffer[:take]
+                self._left -= take
+                if self._left == 0:
+                    self._chunk_state = "data-end"
+                continue
+            end = buffer.find(b"\n")
+            if end == -1:
+                if len(buffer) > _MAX_HEAD_BYTES:
+                    raise RemoteProtocolError("chunk header too large")
+                return
+            line = bytes(buffer[: end + 1])
+            del buffer[: end + 1]
+            if state == "data-end":
+                if line.rstrip(b"\r\n"):
+                    raise RemoteProtocolError("bad chunk end")
+                self._chunk_state = "size"
+            elif state == "size":
+                size = _CHUNK_SIZE.match(line.rstrip(b"\n"))
+                if size is None:
+                    raise RemoteProtocolError("bad chunk size")
+                self._left = int(size.group(1), 16)
+                self._chunk_state = "data" if self._left else "trailer"
+            elif not line.rstrip(b"\r\n"):  # the trailer's end
+                if buffer:
+                    raise RemoteProtocolError("data after the response")
+                self._finish()
+                return
+
+    def end_of_input(self) -> None:
+        """The upstream closed its side."""
+        if not self._head.done():
+            self.fail(RemoteProtocolError("the upstream closed without a response"))
+        elif self._framing == "close" and not self._complete:
+            self._finish()
+        elif not self._complete:
+            self.fail(ReadError("the upstream closed mid-response"))
+
+    def _push(self, data: bytes) -> None:
+        if not data:
+            return
+        self._chunks.append(data)
+        self._queued += len(data)
+        if self._queued > _READ_AHEAD_BYTES and not self._paused:
+            self._paused = True
+            self._connection.pause_reading()
+        self._wake()
+
+    def _finish(self) -> None:
+        self._complete = True
+        self._wake()
+
+    def fail(self, error: UpstreamError) -> None:
+        if not self._head.done():
+            self._head.set_exception(error)
+        self._error = self._error or error
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    # -- read by the relay -----------------------------------------------------
+
+    @property
+    def stream(self) -> AsyncIterator[bytes]:
+        return self._chunks_as_they_come()
+
+    async def _chunks_as_they_come(self) -> AsyncIterator[bytes]:
+        while True:
+            if self._chunks:
+                data = self._chunks.popleft()
+                self._queued -= len(data)
+                if self._paused and self._queued <= _READ_AHEAD_BYTES // 2:
+                    self._paused = False
+                    self._connection.resume_reading()
+                yield data
+                continue
+            if self._error is not None:
+                raise self._error
+            if self._complete:
+                return
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        clean = self._complete and self._error is None and not self._chunks
+        self._connection.done(clean and self._keep_alive)
+
+
+# -- what it leaves to httpcore -------------------------------------------------
+
+
+def _core_pool(proxy: str | None, verify: ssl.SSLContext | bool) -> Any:
     """An httpcore connection pool configured as the HTTP client would be.
 
     ``verify`` and ``proxy`` mean what they mean to ``httpx.AsyncClient``;
@@ -60,37 +804,49 @@ def outbound_pool(proxy: str | None, verify: ssl.SSLContext | bool) -> Any:
         network_backend=backend,
         # No cap on connections: the CLI decides how many requests run at
         # once (subagents stream in parallel), and a cap here would queue
-        # them silently. Idle ones are kept as long as Claude Code keeps its
-        # own to the relay (``server.IDLE_TIMEOUT_S``): a tool run longer
-        # than a few seconds must not cost the next turn a new TCP and TLS
-        # handshake; a connection the API closed meanwhile is noticed
-        # before reuse (``is_readable`` below) and replaced.
+        # them silently.
         max_connections=None,
-        max_keepalive_connections=20,
+        max_keepalive_connections=MAX_IDLE_CONNECTIONS,
         keepalive_expiry=UPSTREAM_KEEPALIVE_S,
     )
 
 
-UPSTREAM_KEEPALIVE_S = 600.0
-"""How long an idle upstream connection is kept for reuse."""
+_TIMEOUTS = {
+    "connect": CONNECT_TIMEOUT_S,
+    "read": None,
+    "write": WRITE_TIMEOUT_S,
+    "pool": None,
+}
+
+
+async def _core_request(
+    pool: Any,
+    method: bytes,
+    scheme: bytes,
+    host: bytes,
+    port: int,
+    target: bytes,
+    headers: list[tuple[bytes, bytes]],
+    body: Sequence[bytes | memoryview],
+) -> Any:
+    core = http_transport_module()
+    response = await pool.handle_async_request(
+        core.Request(
+            method,
+            core.URL(scheme=scheme, host=host, port=port, target=target),
+            headers=headers,
+            content=b"".join(body),
+            extensions={"timeout": _TIMEOUTS},
+        )
+    )
+    response.reason = response.extensions.get("reason_phrase", b"")
+    return response
 
 
 @functools.lru_cache(maxsize=1)
 def _default_ssl_context() -> ssl.SSLContext:
     # Loading the CA bundle takes ~20 ms; one context serves every relay.
     return http_client_module().create_ssl_context(verify=True, trust_env=False)  # type: ignore[no-any-return]
-
-
-def transport_errors() -> tuple[type[Exception], ...]:
-    """What the pool raises when the upstream cannot be reached or breaks off."""
-    core = http_transport_module()
-    return (
-        core.NetworkError,
-        core.TimeoutException,
-        core.ProtocolError,
-        core.ProxyError,
-        core.UnsupportedProtocol,
-    )
 
 
 class _AsyncioStream:

@@ -86,7 +86,7 @@ from mcp.server import Server
 from .._mcp_compat import listed_fields, meta_strict_tools, watch_meta_strict
 from .connections import outbound_pool
 from .rewrite import StrictServers
-from .server import CliConnection, Forwarder, Live
+from .server import Acceptor, CliConnection, Forwarder, Live
 from .tls import FIRST_PARTY_HOST, SessionCA
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
@@ -595,6 +595,7 @@ class ToolFieldsRelay:
         # start, say) waits for the start to finish, then undoes it.
         self._lifecycle = threading.RLock()
         self._stopped = False
+        self._live: Live | None = None  # the open connections, while serving
 
     def __repr__(self) -> str:  # never shows the secret
         return f"<ToolFieldsRelay port={self.port} upstream={self.upstream!r}>"
@@ -716,8 +717,8 @@ class ToolFieldsRelay:
 
     async def _serve(self, sock: socket.socket) -> None:
         pool = outbound_pool(self._proxy, self._verify)
-        live = Live()
-        factory: Callable[[], asyncio.Protocol]
+        live = self._live = Live()
+        factory: Callable[[], asyncio.BaseProtocol]
         make = Forwarder if self.platform is None else self.platform.forwarder
         if self._ca is not None:
             from .proxy import ProxyConnection, ProxyMode
@@ -751,18 +752,14 @@ class ToolFieldsRelay:
             )
             factory = lambda: CliConnection(forwarder, live)  # noqa: E731
         self._stop_requested = asyncio.Event()
-        server = await asyncio.get_running_loop().create_server(
-            factory, sock=sock, backlog=_LISTEN_BACKLOG
-        )
+        live.acceptor = Acceptor(sock, factory, live)
         self._ready.set()
         try:
             await self._stop_requested.wait()
         finally:
             # The CLI has exited by the time the relay stops, so there is
             # nothing in flight worth waiting for: drop what is left.
-            server.close()
-            for connection in list(live):
-                connection.abort()
+            live.stop()
             await pool.aclose()
 
     def _stop_blocking(self) -> None:

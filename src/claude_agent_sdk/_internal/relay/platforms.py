@@ -47,8 +47,6 @@ from collections.abc import AsyncIterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import h11
-
 from .lifecycle import (
     _LOOPBACK_NAMES,
     ToolFieldsRelayError,
@@ -67,6 +65,7 @@ from .server import (
     _NOT_FORWARDED_REQUEST,
     CliConnection,
     Forwarder,
+    Request,
     _content_encoding,
 )
 
@@ -302,6 +301,7 @@ class _Replayed:
 
     def __init__(self, response: Any, body: bytes) -> None:
         self.status = response.status
+        self.reason = response.reason
         self.headers = response.headers
         self.extensions = response.extensions
         self._body = body
@@ -332,7 +332,7 @@ class PlatformForwarder(Forwarder):
         self.refused: set[str] = set()
 
     async def exchange(
-        self, request: h11.Request, rest: bytes, body: bytes, cli: CliConnection
+        self, request: Request, rest: bytes, body: bytes, cli: CliConnection
     ) -> None:
         headers = [
             (name, value)
@@ -372,12 +372,12 @@ class PlatformForwarder(Forwarder):
             and signer.signed(headers)
             and (rewrite.modified_tools or self.platform.proxy_host is None)
         ):
-            url = b"%s://%s%s" % (self._scheme, self._host, self._url(rest).target)
+            url = b"%s://%s%s" % (self._scheme, self._host, self._url(rest))
             signed = await signer.sign(
                 request.method.decode("ascii"),
                 url.decode("latin-1"),
                 headers,
-                rewrite.body,
+                bytes(rewrite.body),
             )
             if signed is not None:
                 headers = signed

@@ -81,6 +81,7 @@ class ProxyConnection(asyncio.Protocol):
         self._eof_near = False
         self._eof_far = False
         self.authenticated = False
+        self.spoke = False  # sent a byte
         self.accepted_at = 0.0
 
     # -- asyncio's callbacks ---------------------------------------------------
@@ -89,9 +90,13 @@ class ProxyConnection(asyncio.Protocol):
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
         loop = asyncio.get_running_loop()
-        self.accepted_at = loop.time()
+        now = loop.time()
+        self.accepted_at = self.accepted_at or now
         self._live.add(self)
-        self._timer = loop.call_later(relay_server.PENDING_TIMEOUT_S, self.abort)
+        self._timer = loop.call_later(
+            max(0.0, relay_server.PENDING_TIMEOUT_S - (now - self.accepted_at)),
+            self.abort,
+        )
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._live.discard(self)
@@ -102,7 +107,14 @@ class ProxyConnection(asyncio.Protocol):
         if self._task is not None:
             self._task.cancel()
 
+    @property
+    def transport(self) -> asyncio.Transport | None:
+        return self._transport
+
     def data_received(self, data: bytes) -> None:
+        if not self.spoke:
+            self.spoke = True
+            self._live.spoke(self)
         if self._peer is not None:  # a tunnel: bytes pass untouched
             self._peer.write(data)
             return

@@ -1,10 +1,11 @@
 """The tool-fields relay's HTTP side: the CLI's connections and the exchange.
 
-h11 parses each request from the CLI on a plain asyncio protocol; the
-``Forwarder`` rewrites it (``rewrite``) and forwards it through
-httpcore's pool (``connections``), streaming the response back as it
-arrives. ``lifecycle.py`` owns the thread, the loop and the listening
-socket these run on.
+Each connection from the CLI is a buffered asyncio protocol
+(``CliConnection``) with its own HTTP/1.1 framing, its request heads checked
+as h11 checks them; the ``Forwarder`` rewrites each request (``rewrite``)
+and forwards it over the relay's upstream connections (``connections``),
+streaming the response back as it arrives. ``lifecycle.py`` owns the thread,
+the loop and the listening socket these run on.
 """
 
 from __future__ import annotations
@@ -14,18 +15,21 @@ import contextlib
 import hmac
 import json
 import logging
+import re
+import socket
+import sys
+import urllib.parse
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-import h11
-
-from .._mcp_compat import http_client_module, http_transport_module
 from .connections import transport_errors
 from .rewrite import (
     Rewrite,
+    RewriteMemo,
     StrictServers,
     limits_message,
+    lost_tools,
     not_strict_message,
     over_caps_message,
     rewrite_body,
@@ -55,12 +59,7 @@ _HOP_BY_HOP = frozenset(
 )
 _NOT_FORWARDED_REQUEST = _HOP_BY_HOP
 
-_URL_CACHE_SIZE = 64
 _METHODS_WITH_BODY = frozenset({b"POST", b"PUT", b"PATCH"})
-# Outbound timeouts. No read limit: a long generation streams for minutes,
-# and the CLI applies its own API timeout. No idle limit on the CLI's side
-# either: it keeps one connection for a whole query, idle while tools run.
-_TIMEOUTS = {"connect": 30.0, "read": None, "write": 60.0, "pool": None}
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
 """The largest request body the relay accepts (from the CLI, with the secret):
@@ -85,38 +84,212 @@ connection is not read until the exchange is done (back-pressure)."""
 MAX_PENDING_CONNECTIONS = 64
 """Connections that have not yet sent a request with the secret (or, in
 proxy mode, a ``CONNECT`` with the relay's credentials) beyond which a new
-one makes room: the oldest of them that has had ``ADMISSION_GRACE_S`` to
-speak is closed. A connection is never closed for room before it could be
-read, so a flood of connections that send nothing cannot push Claude
-Code's new connection out before its first bytes (it writes them at once).
-Connections that did authenticate are never capped or closed for room:
-their number is Claude Code's parallel streams (subagents, side requests),
-which must never queue."""
+one makes room, by closing the oldest of them that is *silent*: it has sent
+nothing, none of its bytes wait in the kernel unread (``FIONREAD``), and it
+has had ``ADMISSION_GRACE_S`` to speak. So a flood of connections that send
+nothing cannot push out a connection that has spoken, however slowly the
+relay gets to read it (a starved relay's backlog is in the kernel, where it
+is counted), nor one younger than the grace. Connections that did
+authenticate are never capped or closed for room: their number is Claude
+Code's parallel streams (subagents, side requests), which must never
+queue."""
 
 MAX_UNREAD_CONNECTIONS = 4096
-"""The hard bound on such connections (memory, about 4 KB each, and
-descriptors): past it the oldest is closed even if young. Larger than the
-connections asyncio can accept between a connection's accept and its first
-read (two accept bursts of the listen backlog, 1024, at most), so even then
-the closed one is a flood's, not the newest arrival's."""
+"""The hard bound on connections that have not authenticated (memory, about
+4 KB each, and descriptors: at most a quarter of the process's descriptor
+limit, so a flood never makes the relay's ``accept`` fail for the host
+application's lack of descriptors): past it the oldest silent one is closed
+even if young (the oldest, if none is silent). Larger than the connections
+asyncio accepts in one burst (the listen backlog, 1024), so the closed one
+is a flood's, not the newest arrival's."""
 
 ADMISSION_GRACE_S = 0.25
 """How long a new connection may stay silent before it may be closed for
-room (Claude Code's request line arrives within milliseconds)."""
+room (Claude Code writes its request line with the connection)."""
 
 PENDING_TIMEOUT_S = 2.0
 """How long a connection may take to send its first request line and
 headers: Claude Code sends them with the connection. Later requests on an
 authenticated connection get ``HEADER_TIMEOUT_S``."""
 
+_READ_SIZE = 256 * 1024
+
+
+def _descriptor_bound() -> int | None:
+    """A quarter of the process's descriptor limit, if it has one."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):  # no such limit (Windows)
+        return None
+    return None if soft == resource.RLIM_INFINITY else max(16, soft // 4)
+
+
+def unread_bytes(sock: Any) -> int:
+    """Bytes the kernel holds for ``sock`` (a socket or a transport's), not
+    read yet (0 where that cannot be asked: then only bytes read count)."""
+    if _FIONREAD is None or sock is None:
+        return 0
+    try:
+        answer = _FIONREAD(sock.fileno())
+    except (OSError, ValueError):
+        return 0
+    return int.from_bytes(answer, sys.byteorder)
+
+
+def _fionread() -> Any:
+    try:
+        import fcntl
+        import termios
+    except ImportError:  # Windows
+        return None
+    return lambda fd: fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
+
+
+_FIONREAD = _fionread()
+
+
+class Waiting:
+    """An accepted connection that has sent nothing yet: its socket, watched
+    for its first bytes, and nothing else. The relay makes a transport and
+    a protocol for a connection only once it speaks, so a connection that
+    never does (a flood's) costs an ``accept`` and a close, and Claude
+    Code's, which writes with the connection, is served at once behind any
+    number of them."""
+
+    __slots__ = ("sock", "accepted_at", "_live")
+
+    authenticated = False
+    spoke = False
+    transport = None
+
+    def __init__(self, sock: socket.socket, accepted_at: float, live: Live) -> None:
+        self.sock = sock
+        self.accepted_at = accepted_at
+        self._live = live
+
+    def abort(self) -> None:
+        """Close it unheard (made room for, silent too long, relay stopped)."""
+        self._live.discard(self)
+        if self.sock.fileno() != -1:
+            with contextlib.suppress(ValueError, OSError):
+                asyncio.get_running_loop().remove_reader(self.sock)
+            self.sock.close()
+
+
+class Acceptor:
+    """The relay's listening socket: accepts connections as they come (as
+    many as are queued, each one ``accept`` call), keeps each as a
+    ``Waiting`` socket until its first bytes, then makes its transport and
+    protocol (``factory``); one that ends unheard is just closed."""
+
+    def __init__(
+        self,
+        sock: socket.socket,
+        factory: Callable[[], asyncio.BaseProtocol],
+        live: Live,
+    ) -> None:
+        self._sock = sock
+        self._factory = factory
+        self._live = live
+        self._loop = asyncio.get_running_loop()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._retry: asyncio.TimerHandle | None = None
+        self._loop.add_reader(sock, self._accept)
+
+    def _accept(self) -> None:
+        loop, live = self._loop, self._live
+        for _ in range(_ACCEPT_BURST):
+            try:
+                sock, _ = self._sock.accept()
+            except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+                return
+            except OSError as error:
+                # Out of descriptors or memory (the bound keeps the relay's
+                # own connections under a quarter of the limit): wait a
+                # moment, as asyncio's own servers do.
+                logger.warning(
+                    "tool_fields_relay could not accept a connection: %s",
+                    type(error).__name__,
+                )
+                loop.remove_reader(self._sock)
+                self._retry = loop.call_later(1.0, self._resume)
+                return
+            sock.setblocking(False)
+            waiting = Waiting(sock, loop.time(), live)
+            live.add_waiting(waiting)
+            loop.add_reader(sock, self._readable, waiting)
+
+    def _resume(self) -> None:
+        self._retry = None
+        if self._sock.fileno() != -1:
+            self._loop.add_reader(self._sock, self._accept)
+
+    def _readable(self, waiting: Waiting) -> None:
+        """Its first bytes (or its end) arrived."""
+        self.promote(waiting)
+
+    def promote(self, waiting: Waiting) -> None:
+        """Give ``waiting`` its transport and protocol (it spoke), or close
+        it (it ended without a word)."""
+        sock = waiting.sock
+        self._live.discard(waiting)
+        with contextlib.suppress(ValueError, OSError):
+            self._loop.remove_reader(sock)
+        try:
+            spoken = sock.recv(1, socket.MSG_PEEK)
+        except (BlockingIOError, InterruptedError):
+            spoken = b"?"  # nothing after all: let the transport wait
+        except OSError:
+            spoken = b""
+        if not spoken:
+            sock.close()
+            return
+        task = self._loop.create_task(self._serve(sock, waiting.accepted_at))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _serve(self, sock: socket.socket, accepted_at: float) -> None:
+        def protocol() -> asyncio.BaseProtocol:
+            made = self._factory()
+            made.accepted_at = accepted_at  # type: ignore[attr-defined]
+            return made
+
+        try:
+            await self._loop.connect_accepted_socket(protocol, sock)
+        except OSError:
+            sock.close()
+
+    def close(self) -> None:
+        if self._retry is not None:
+            self._retry.cancel()
+        with contextlib.suppress(ValueError, OSError):
+            self._loop.remove_reader(self._sock)
+        for task in list(self._tasks):
+            task.cancel()
+
+
+_ACCEPT_BURST = 1024
+
 
 class Live:
     """A relay's open connections (``stop`` aborts them all) and, in the
-    order they were accepted, those that have not authenticated yet."""
+    order they were accepted, those that have not authenticated yet: the
+    silent ones (``Waiting``: nothing received) and those that spoke."""
 
     def __init__(self) -> None:
         self._all: dict[Any, None] = {}
-        self.pending: dict[Any, None] = {}
+        self.silent: dict[Waiting, None] = {}
+        self.spoken: dict[Any, None] = {}
+        self._descriptors = _descriptor_bound()
+        # One read buffer for every connection of the relay: a transport
+        # reads into it and the protocol copies out at once (asyncio calls
+        # get_buffer and buffer_updated back to back, on one thread).
+        self.read_buffer = bytearray(_READ_SIZE)
+        self.closed_for_room = 0
+        self.acceptor: Acceptor | None = None
+        self._sweep: asyncio.TimerHandle | None = None
 
     def __iter__(self) -> Iterator[Any]:
         return iter(list(self._all))
@@ -124,32 +297,98 @@ class Live:
     def __len__(self) -> int:
         return len(self._all)
 
+    @property
+    def pending(self) -> int:
+        return len(self.silent) + len(self.spoken)
+
+    @property
+    def hard_bound(self) -> int:
+        if self._descriptors is None:
+            return MAX_UNREAD_CONNECTIONS
+        return max(
+            MAX_PENDING_CONNECTIONS, min(MAX_UNREAD_CONNECTIONS, self._descriptors)
+        )
+
+    def add_waiting(self, waiting: Waiting) -> None:
+        """Keep ``waiting`` (just accepted), making room first if it is one
+        more that has not authenticated (``MAX_PENDING_CONNECTIONS``)."""
+        loop = asyncio.get_running_loop()
+        self.make_room(loop)
+        self.silent[waiting] = None
+        self._all[waiting] = None
+        if self._sweep is None:
+            self._sweep = loop.call_later(PENDING_TIMEOUT_S / 4, self._sweep_silent)
+
     def add(self, connection: Any) -> None:
-        """Admit ``connection``, making room first if it is one more that
-        has not authenticated (``MAX_PENDING_CONNECTIONS``)."""
+        """Keep ``connection`` (one with a protocol: it spoke, or it came
+        through TLS after an authenticated CONNECT)."""
         if not connection.authenticated:
-            self.make_room(asyncio.get_running_loop())
-            self.pending[connection] = None
+            if self.pending >= self.hard_bound:
+                self.make_room(asyncio.get_running_loop())
+            self.spoken[connection] = None
         self._all[connection] = None
+
+    def spoke(self, connection: Any) -> None:
+        """``connection`` sent its first bytes (kept for compatibility: a
+        protocol's connection has spoken already)."""
 
     def admitted(self, connection: Any) -> None:
         """``connection`` authenticated: never closed for room any more."""
-        self.pending.pop(connection, None)
+        self.spoken.pop(connection, None)
 
     def discard(self, connection: Any) -> None:
         self._all.pop(connection, None)
-        self.pending.pop(connection, None)
+        self.spoken.pop(connection, None)
+        if type(connection) is Waiting:
+            self.silent.pop(connection, None)
 
     def make_room(self, loop: asyncio.AbstractEventLoop) -> None:
-        if len(self.pending) < MAX_PENDING_CONNECTIONS:
+        if self.pending < MAX_PENDING_CONNECTIONS:
             return
-        oldest = next(iter(self.pending))
-        if (
-            loop.time() - oldest.accepted_at >= ADMISSION_GRACE_S
-            or len(self.pending) >= MAX_UNREAD_CONNECTIONS
-        ):
+        full = self.pending >= self.hard_bound
+        now = loop.time()
+        while self.silent:
+            oldest = next(iter(self.silent))
+            if unread_bytes(oldest.sock):
+                # It spoke; its turn to be read has not come (a busy loop).
+                if self.acceptor is not None:
+                    self.acceptor.promote(oldest)
+                else:
+                    self.discard(oldest)
+                continue
+            if full or now - oldest.accepted_at >= ADMISSION_GRACE_S:
+                self._close(oldest)
+            return
+        if full and self.spoken:
+            self._close(next(iter(self.spoken)))
+
+    def _close(self, connection: Any) -> None:
+        self.closed_for_room += 1
+        connection.abort()
+        self.discard(connection)
+
+    def _sweep_silent(self) -> None:
+        """Close the silent connections that had ``PENDING_TIMEOUT_S`` to
+        speak (one timer for all of them)."""
+        loop = asyncio.get_running_loop()
+        self._sweep = None
+        deadline = loop.time() - PENDING_TIMEOUT_S
+        while self.silent:
+            oldest = next(iter(self.silent))
+            if oldest.accepted_at > deadline:
+                break
             oldest.abort()
-            self.discard(oldest)
+        if self.silent:
+            self._sweep = loop.call_later(PENDING_TIMEOUT_S / 4, self._sweep_silent)
+
+    def stop(self) -> None:
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
+        if self.acceptor is not None:
+            self.acceptor.close()
+        for connection in list(self._all):
+            connection.abort()
 
 
 def error_body(error_type: str, message: str) -> bytes:
@@ -174,12 +413,17 @@ class Forwarder:
         # None: no prefix (proxy mode, where the CONNECT authenticated).
         self._prefix = None if secret is None else f"/{secret}".encode()
         self._upstream = upstream
-        url = http_client_module().URL(upstream)
-        self._host = url.netloc
-        self._scheme = url.raw_scheme
-        self._raw_host = url.raw_host
-        self._port = url.port
-        self._base_path = url.raw_path.partition(b"?")[0].rstrip(b"/")
+        url = urllib.parse.urlsplit(upstream)
+        self._scheme = url.scheme.lower().encode("ascii")
+        self._raw_host = (url.hostname or "").encode("idna")
+        self._port = url.port or (443 if self._scheme == b"https" else 80)
+        default = url.port is None or url.port == (443 if url.scheme == "https" else 80)
+        host = (
+            self._raw_host if b":" not in self._raw_host else b"[%s]" % self._raw_host
+        )
+        # The Host the upstream gets: its port only when not the default.
+        self._host = host if default else b"%s:%d" % (host, self._port)
+        self._base_path = url.path.encode("ascii").rstrip(b"/")
         self._fields_by_name = fields_by_name
         self._strict_servers = strict_servers
         # Tools of strict_mcp_servers already named in a warning as sent
@@ -188,9 +432,10 @@ class Forwarder:
         # Tools sent without strict at the per-request caps: named once.
         self._warned_over_caps: set[str] = set()
         self._pool = pool
-        self._core = http_transport_module()
         self._errors = transport_errors()
-        self._urls: dict[bytes, Any] = {}
+        # The last tools array and what the rewrite made of it: Claude Code
+        # sends the same tools on every turn.
+        self._memo = RewriteMemo()
 
     def route(self, target: bytes) -> bytes | None:
         """The target after the secret prefix (with query), or None without it."""
@@ -205,7 +450,7 @@ class Forwarder:
         return slash + tail + question + query
 
     async def exchange(
-        self, request: h11.Request, rest: bytes, body: bytes, cli: CliConnection
+        self, request: Request, rest: bytes, body: bytes, cli: CliConnection
     ) -> None:
         """Forward ``request`` (already authorized: ``rest`` is its target
         after the secret prefix) with its ``body``, and stream the answer."""
@@ -252,24 +497,15 @@ class Forwarder:
         """``rewrite_body``, but never an error: a body it fails on goes
         out unchanged (the caller warns, naming the tools)."""
         try:
-            if self._strict_servers is None:
-                return rewrite_body(body, self._fields_by_name)
-            return rewrite_body(body, self._fields_by_name, self._strict_servers)
-        except Exception as error:  # noqa: BLE001 - forwarded unchanged instead
-            markers = (
-                []
-                if self._strict_servers is None
-                else [
-                    marker
-                    for marker in self._strict_servers.markers()
-                    if marker.encode() in body
-                ]
+            return rewrite_body(
+                body, self._fields_by_name, self._strict_servers, memo=self._memo
             )
+        except Exception as error:  # noqa: BLE001 - forwarded unchanged instead
+            self._memo = RewriteMemo()
             return Rewrite(
                 body,
                 unchanged_because=f"the rewrite failed ({type(error).__name__})",
-                lost_tools=[n for n in self._fields_by_name if n.encode() in body]
-                + [m + "*" if m.endswith("__") else m for m in markers],
+                lost_tools=lost_tools(body, self._fields_by_name, self._strict_servers),
             )
 
     def _rewrite_encoded(self, body: bytes, encoding: bytes) -> Rewrite:
@@ -302,21 +538,11 @@ class Forwarder:
             rewrite.body = encode_body(rewrite.body, encoding, body)
         return rewrite
 
-    def _url(self, rest: bytes) -> Any:
-        # The target goes out byte for byte as the CLI sent it (``;params``
-        # included, which URL parsing would split off), after the upstream's
-        # own path. The CLI uses a handful of paths, so each URL is built once.
-        url = self._urls.get(rest)
-        if url is None:
-            if len(self._urls) >= _URL_CACHE_SIZE:
-                self._urls.clear()
-            url = self._urls[rest] = self._core.URL(
-                scheme=self._scheme,
-                host=self._raw_host,
-                port=self._port,
-                target=(self._base_path + rest) or b"/",
-            )
-        return url
+    def _url(self, rest: bytes) -> bytes:
+        """The target the upstream gets: byte for byte as the CLI sent it
+        (``;params`` included, which URL parsing would split off), after the
+        upstream's own path."""
+        return (self._base_path + rest) or b"/"
 
     async def _forward(
         self,
@@ -328,7 +554,8 @@ class Forwarder:
     ) -> None:
         # Host and Content-Length set again, where the CLI had them: the
         # headers keep the CLI's order.
-        length = str(len(rewrite.body)).encode()
+        body = rewrite.pieces
+        length = str(rewrite.length).encode()
         out: list[tuple[bytes, bytes]] = []
         host = has_length = False
         for name, value in headers:
@@ -342,18 +569,18 @@ class Forwarder:
                 out.append((name, value))
         if not host:
             out.insert(0, (b"host", self._host))
-        if not has_length and (rewrite.body or method in _METHODS_WITH_BODY):
+        if not has_length and (length != b"0" or method in _METHODS_WITH_BODY):
             out.append((b"content-length", length))
-        headers = out
-        outbound = self._core.Request(
-            method,
-            self._url(rest),
-            headers=headers,
-            content=rewrite.body,
-            extensions={"timeout": _TIMEOUTS},
-        )
         try:
-            response = await self._pool.handle_async_request(outbound)
+            response = await self._pool.request(
+                method,
+                self._scheme,
+                self._raw_host,
+                self._port,
+                self._url(rest),
+                out,
+                body,
+            )
         except self._errors as error:
             # The error's class says what failed; its text is not passed on,
             # it may quote the upstream URL.
@@ -388,24 +615,23 @@ class Forwarder:
     async def _stream_back(self, response: Any, cli: CliConnection) -> None:
         """Pass ``response`` to the CLI chunk by chunk, as it arrives.
 
-        The body as received (httpcore decodes nothing), so content-encoding
-        passes through untouched. If the CLI disconnects, its connection
-        cancels this task and the caller closes the upstream response.
+        The body as received (nothing is decoded but chunked framing), so
+        content-encoding passes through untouched. If the CLI disconnects,
+        its connection cancels this task and the caller closes the upstream
+        response.
         """
-        cli.send(
-            h11.Response(
-                status_code=response.status,
-                headers=[
-                    (name, value)
-                    for name, value in response.headers
-                    if name.lower() not in _HOP_BY_HOP
-                ],
-                reason=response.extensions.get("reason_phrase", b""),
-            )
+        cli.start_response(
+            response.status,
+            response.reason,
+            [
+                (name, value)
+                for name, value in response.headers
+                if name.lower() not in _HOP_BY_HOP
+            ],
         )
         try:
             async for chunk in response.stream:
-                cli.send(h11.Data(data=chunk))
+                cli.send_data(chunk)
                 await cli.drain()
         except self._errors as error:
             # Headers are out, so the status cannot change any more; ending
@@ -417,7 +643,7 @@ class Forwarder:
             )
             cli.abort()
             return
-        cli.send(h11.EndOfMessage())
+        cli.end_response()
 
 
 def _content_encoding(headers: Iterable[tuple[bytes, bytes]]) -> bytes | None:
@@ -491,19 +717,139 @@ def encode_body(body: bytes, encoding: bytes, sent: bytes = b"") -> bytes:
     return compressor.compress(body) + compressor.flush()
 
 
-class CliConnection(asyncio.Protocol):
-    """One connection from the CLI, parsed by h11, one exchange at a time.
+_TOKEN = rb"[-!#$%&'*+.^_`|~0-9a-zA-Z]+"
+# h11's grammar (RFC 9110/9112 as h11 reads it), compiled once.
+_REQUEST_LINE = re.compile(
+    rb"(?P<method>" + _TOKEN + rb") (?P<target>[\x21-\x7e]+) "
+    rb"HTTP/(?P<version>[0-9]\.[0-9])\Z"
+)
+_HEADER_NAME = re.compile(_TOKEN)
+# A field value is anything but these once its surrounding blanks are
+# stripped (h11: visible characters, blanks between them).
+_NOT_IN_VALUE = re.compile(rb"[\x00\n\r\x0b\x0c]")
+_CHUNK_HEADER = re.compile(rb"(?P<size>[0-9A-Fa-f]{1,20})[ \t]*(?:;[^\r\n]*)?\Z")
+MAX_HEAD_BYTES = 16 * 1024
+"""A request line and headers may take this much at most (h11's default)."""
 
-    A plain protocol rather than an ASGI server: the relay needs none of a
-    web framework's layers, and on a ~70 KB request they cost about half a
-    millisecond per API call. h11 does all the HTTP parsing and framing.
+
+class _BadRequestError(Exception):
+    """A request head that is not HTTP/1.1 as h11 reads it (its status)."""
+
+    def __init__(self, status: int = 400) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+class Request:
+    """A request's line and headers as parsed (header names in lower case,
+    in the order sent), with what its framing needs read off once."""
+
+    __slots__ = (
+        "method",
+        "target",
+        "http_version",
+        "headers",
+        "length",
+        "chunked",
+        "expects_continue",
+        "keep_alive",
+    )
+
+    def __init__(
+        self,
+        method: bytes,
+        target: bytes,
+        http_version: bytes,
+        headers: list[tuple[bytes, bytes]],
+    ) -> None:
+        self.method = method
+        self.target = target
+        self.http_version = http_version
+        self.headers = headers
+        self.length = 0
+        self.chunked = False
+        self.expects_continue = False
+        self.keep_alive = http_version == b"1.1"
+
+
+def _parse_head(head: bytes) -> Request:
+    """The request a head (request line and header lines, no blank line)
+    holds, checked as h11 checks it: the grammar of each line, one Host on
+    HTTP/1.1, Content-Length digits that agree, Transfer-Encoding chunked
+    only (501 otherwise), once."""
+    lines = head.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    if not lines or not lines[0].rstrip(b"\r"):
+        raise _BadRequestError()
+    line = _REQUEST_LINE.match(lines[0].rstrip(b"\r"))
+    if line is None:
+        raise _BadRequestError()
+    version = line.group("version")
+    if version[:1] != b"1":
+        raise _BadRequestError(505)
+    request = Request(line.group("method"), line.group("target"), version, [])
+    headers = request.headers
+    hosts = 0
+    length: bytes | None = None
+    for text in lines[1:]:
+        name, colon, value = text.partition(b":")
+        value = value.strip(b" \t\r")
+        if (
+            not colon
+            or _HEADER_NAME.fullmatch(name) is None  # obs-fold included
+            or _NOT_IN_VALUE.search(value) is not None
+        ):
+            raise _BadRequestError()
+        name = name.lower()
+        if name == b"content-length":
+            lengths = {part.strip() for part in value.split(b",")}
+            if len(lengths) != 1:
+                raise _BadRequestError()
+            value = lengths.pop()
+            if not value.isdigit() or len(value) > 20:
+                raise _BadRequestError()
+            if length is not None:
+                if length != value:
+                    raise _BadRequestError()
+                continue  # the same length again: kept once, as h11 does
+            length = value
+        elif name == b"transfer-encoding":
+            if request.chunked or value.lower() != b"chunked":
+                raise _BadRequestError(501)
+            value = value.lower()
+            request.chunked = True
+        elif name == b"host":
+            hosts += 1
+        elif name == b"connection":
+            if b"close" in (t.strip().lower() for t in value.split(b",")):
+                request.keep_alive = False
+        elif name == b"expect":
+            request.expects_continue = value.lower() == b"100-continue"
+        headers.append((name, value))
+    if hosts > 1 or (version == b"1.1" and hosts == 0):
+        raise _BadRequestError()
+    if length is not None and not request.chunked:
+        request.length = int(length)
+    return request
+
+
+class CliConnection(asyncio.BufferedProtocol):
+    """One connection from the CLI, one exchange at a time.
+
+    A buffered protocol with its own HTTP/1.1 framing: a request's head is
+    parsed and checked as h11 checks it (``Request``), and a body of
+    known length is read by the transport (after TLS decryption, in proxy
+    mode) straight into the buffer it is forwarded from, so a 2 MB request
+    is not copied from buffer to buffer on its way through. Chunked bodies,
+    pipelining, ``Expect: 100-continue`` and keep-alive work as with h11.
 
     Bounded before authenticated: a request's target is checked for the
     secret prefix as soon as its request line and headers are parsed, before
     any of its body is read; a request without it is refused and the
     connection closed. Headers must arrive within ``HEADER_TIMEOUT_S`` (and
-    fit h11's 16 KiB), bodies may be ``MAX_BODY_BYTES``, and connections
-    that never authenticated are capped (``MAX_PENDING_CONNECTIONS``).
+    fit ``MAX_HEAD_BYTES``), bodies may be ``MAX_BODY_BYTES``, and
+    connections that never authenticated are bounded (``Live``).
     """
 
     def __init__(
@@ -515,29 +861,54 @@ class CliConnection(asyncio.Protocol):
     ) -> None:
         self._forwarder = forwarder
         self._live = live
-        self._h11 = h11.Connection(h11.SERVER)
         self._transport: asyncio.Transport | None = None
-        self._request: h11.Request | None = None
+        self._staging = bytearray()  # received, not parsed yet
+        self._searched = 0  # how far the staging was searched for a head's end
+        self._request: Request | None = None
+        self._current: Request | None = None  # the one being answered
         self._rest = b""
-        self._body: list[bytes] = []
+        self._body: bytearray | None = None  # a body of known length
+        self._filled = 0
+        self._direct = False  # the transport reads into the body itself
+        self._chunks: list[bytes] | None = None  # a chunked body
+        self._chunk_left = 0
+        self._chunk_state = "size"
         self._body_size = 0
+        self._keep_alive = True
         self._task: asyncio.Task[None] | None = None
+        # The response under way: how its body is framed for the CLI.
+        self._framing: str | None = None
+        self._responding = False
         self._writable = asyncio.Event()
         self._writable.set()
         self.authenticated = authenticated
+        self.spoke = False  # sent a byte
         self.accepted_at = 0.0
         self._timer: asyncio.TimerHandle | None = None
+        self._deadline: float | None = None
         self._idle = False  # between requests (the idle timeout runs)
         self._paused = False  # reading paused: pipelined input is bounded
 
     # -- asyncio's callbacks ---------------------------------------------------
 
+    @property
+    def transport(self) -> asyncio.Transport | None:
+        return self._transport
+
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
-        self.accepted_at = asyncio.get_running_loop().time()
+        now = asyncio.get_running_loop().time()
+        self.accepted_at = self.accepted_at or now
         self._live.add(self)
-        self._arm(HEADER_TIMEOUT_S if self.authenticated else PENDING_TIMEOUT_S)
+        # The first request line and headers are due PENDING_TIMEOUT_S after
+        # the accept (the relay's own connection from an authenticated
+        # CONNECT gets HEADER_TIMEOUT_S).
+        self._arm(
+            HEADER_TIMEOUT_S
+            if self.authenticated
+            else max(0.0, PENDING_TIMEOUT_S - (now - self.accepted_at))
+        )
         # Behind TLS (proxy mode) the first request can arrive before the
         # handshake's waiter hands the transport over: serve what is buffered.
         self._next()
@@ -545,26 +916,61 @@ class CliConnection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._live.discard(self)
         self._transport = None
-        self._disarm()
+        self._stop_timer()
         self._writable.set()
         if self._task is not None:
             # The CLI went away: stop the exchange, which closes the upstream
             # request even while the upstream is silent.
             self._task.cancel()
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        body = self._body
+        if body is not None and self._filled < len(body) - _READ_SIZE:
+            # A body of known length is read in place, but for its last
+            # part: that comes through the read buffer, so that the read
+            # that ends the body never fills its buffer exactly (asyncio's
+            # TLS reader would look for more at once, in a pass of its own).
+            self._direct = True
+            return memoryview(body)[self._filled : len(body) - _READ_SIZE]
+        self._direct = False
+        return memoryview(self._live.read_buffer)
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if not self.spoke:
+            self.spoke = True
+            self._live.spoke(self)
+        if self._direct:
+            self._filled += nbytes
+            self._arm(IDLE_TIMEOUT_S)  # a body arriving: not idle
+            return
+        data = memoryview(self._live.read_buffer)[:nbytes]
+        body = self._body
+        if body is not None:
+            take = min(nbytes, len(body) - self._filled)
+            body[self._filled : self._filled + take] = data[:take]
+            self._filled += take
+            if self._filled < len(body):
+                self._arm(IDLE_TIMEOUT_S)
+                return
+            self._staging += data[take:]  # pipelined behind the body
+            self._dispatch(body)
+            self._bound_pipelined()
+            return
         if self._idle:  # a next request begins: its headers are timed
             self._idle = False
             self._arm(HEADER_TIMEOUT_S)
-        elif self._request is not None:  # a body arriving: not idle
+        elif self._chunks is not None:
             self._arm(IDLE_TIMEOUT_S)
-        self._h11.receive_data(data)
+        self._staging += data
         self._next()
+        self._bound_pipelined()
+
+    def _bound_pipelined(self) -> None:
         if (
             self._task is not None
             and self._transport is not None
             and not self._paused
-            and len(self._h11.trailing_data[0]) > MAX_PIPELINED_BYTES
+            and len(self._staging) > MAX_PIPELINED_BYTES
         ):
             # Bytes pipelined behind a request in flight wait in the
             # kernel, not here: reading resumes when the exchange is done.
@@ -572,8 +978,8 @@ class CliConnection(asyncio.Protocol):
             self._transport.pause_reading()
 
     def eof_received(self) -> bool:
-        self._h11.receive_data(b"")
-        self._next()
+        if self._task is None and self._transport is not None:
+            self.abort()
         return False  # close: the relay never answers a half-closed connection
 
     def pause_writing(self) -> None:
@@ -584,11 +990,35 @@ class CliConnection(asyncio.Protocol):
 
     # -- timers ----------------------------------------------------------------
 
+    # One timer per connection, moved lazily: re-arming for a later time
+    # (most re-arms) costs nothing until the timer fires and looks again.
+
     def _arm(self, seconds: float) -> None:
-        self._disarm()
-        self._timer = asyncio.get_running_loop().call_later(seconds, self.abort)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        self._deadline = deadline
+        timer = self._timer
+        if timer is None or timer.when() > deadline:
+            if timer is not None:
+                timer.cancel()
+            self._timer = loop.call_at(deadline, self._expire)
 
     def _disarm(self) -> None:
+        self._deadline = None
+
+    def _expire(self) -> None:
+        self._timer = None
+        deadline = self._deadline
+        if deadline is None:
+            return
+        loop = asyncio.get_running_loop()
+        if loop.time() < deadline:
+            self._timer = loop.call_at(deadline, self._expire)
+            return
+        self.abort()
+
+    def _stop_timer(self) -> None:
+        self._deadline = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -596,37 +1026,43 @@ class CliConnection(asyncio.Protocol):
     # -- reading requests ------------------------------------------------------
 
     def _next(self) -> None:
+        """Parse what is staged, as far as it goes."""
         while self._task is None and self._transport is not None:
+            if self._chunks is not None:
+                if not self._read_chunked():
+                    return
+                continue
+            staged = self._staging
+            end = staged.find(b"\n\r\n", max(0, self._searched - 2))
+            size = 3
+            if end == -1:
+                end, size = staged.find(b"\n\n", max(0, self._searched - 1)), 2
+            if end == -1:
+                self._searched = len(staged)
+                if len(staged) > MAX_HEAD_BYTES:
+                    self._bad_request(431)
+                return
+            if end + size > MAX_HEAD_BYTES:
+                self._bad_request(431)
+                return
+            head = bytes(staged[: end + 1])
+            del staged[: end + size]
+            self._searched = 0
             try:
-                event = self._h11.next_event()
-            except h11.RemoteProtocolError as error:
-                self._bad_request(error)
+                request = _parse_head(head)
+            except _BadRequestError as error:
+                self._bad_request(error.status)
                 return
-            if event is h11.NEED_DATA or event is h11.PAUSED:
-                return
-            if isinstance(event, h11.Request):
-                if not self._admit(event):
-                    return
-            elif isinstance(event, h11.Data):
-                self._body_size += len(event.data)
-                if self._body_size > MAX_BODY_BYTES:
-                    self._too_large()
-                    return
-                self._body.append(event.data)
-            elif isinstance(event, h11.EndOfMessage):
-                assert self._request is not None
-                self._disarm()  # the CLI now waits for the answer
-                self._task = asyncio.get_running_loop().create_task(
-                    self._exchange(self._request, self._rest, b"".join(self._body))
-                )
-                self._request, self._body = None, []
-            else:  # ConnectionClosed
-                self.abort()
+            if not self._admit(request):
                 return
 
-    def _admit(self, request: h11.Request) -> bool:
+    def _admit(self, request: Request) -> bool:
         """Check ``request``'s line and headers before any of its body is
-        read; refuse it (and close) when it has no secret or is too large."""
+        read; refuse it (and close) when it has no secret or is too large;
+        else set up the reading of its body."""
+        self._current = request
+        self._keep_alive = request.keep_alive
+        self._framing = None
         rest = self._forwarder.route(request.target)
         if rest is None:
             # Never forwarded, its body never read, nothing echoed: the
@@ -635,18 +1071,90 @@ class CliConnection(asyncio.Protocol):
             return False
         self.authenticated = True
         self._live.admitted(self)
-        length = next(
-            (value for name, value in request.headers if name == b"content-length"),
-            None,
-        )
-        if length is not None and int(length) > MAX_BODY_BYTES:  # h11 checked digits
+        self._request, self._rest = request, rest
+        self._arm(IDLE_TIMEOUT_S)
+        length = request.length
+        if length > MAX_BODY_BYTES:
             self._too_large()
             return False
-        self._request, self._rest, self._body, self._body_size = request, rest, [], 0
-        self._arm(IDLE_TIMEOUT_S)
-        if self._h11.they_are_waiting_for_100_continue:
-            self.send(h11.InformationalResponse(status_code=100, headers=[]))
+        if (
+            request.expects_continue
+            and request.http_version == b"1.1"
+            and not self._staging
+            and (request.chunked or length)
+        ):
+            self._write(b"HTTP/1.1 100 \r\n\r\n")
+        if request.chunked:
+            self._chunks, self._chunk_state, self._body_size = [], "size", 0
+            return True
+        if not length:
+            self._dispatch(b"")
+            return True
+        body = bytearray(length)
+        staged = self._staging
+        take = min(length, len(staged))
+        if take:
+            body[:take] = memoryview(staged)[:take]
+            del staged[:take]
+        if take == length:
+            self._dispatch(body)
+        else:
+            self._body, self._filled = body, take
         return True
+
+    def _read_chunked(self) -> bool:
+        """Read the staged part of a chunked body; True when it is done."""
+        staged = self._staging
+        chunks = self._chunks
+        assert chunks is not None
+        while True:
+            if self._chunk_state == "data":
+                take = min(len(staged), self._chunk_left)
+                if not take:
+                    return False
+                chunks.append(bytes(memoryview(staged)[:take]))
+                del staged[:take]
+                self._chunk_left -= take
+                if not self._chunk_left:
+                    self._chunk_state = "data-end"
+                continue
+            end = staged.find(b"\n")
+            if end == -1:
+                if len(staged) > MAX_HEAD_BYTES:
+                    self._bad_request(431)
+                return False
+            line = bytes(staged[:end]).rstrip(b"\r")
+            del staged[: end + 1]
+            if self._chunk_state == "data-end":
+                if line:
+                    self._bad_request(400)
+                    return False
+                self._chunk_state = "size"
+            elif self._chunk_state == "size":
+                header = _CHUNK_HEADER.match(line)
+                if header is None:
+                    self._bad_request(400)
+                    return False
+                self._chunk_left = int(header.group("size"), 16)
+                self._body_size += self._chunk_left
+                if self._body_size > MAX_BODY_BYTES:
+                    self._too_large()
+                    return False
+                self._chunk_state = "data" if self._chunk_left else "trailer"
+            elif not line:  # the end of the trailer
+                self._chunks = None
+                self._dispatch(b"".join(chunks))
+                return True
+
+    def _dispatch(self, body: bytes | bytearray) -> None:
+        request = self._request
+        assert request is not None
+        self._body = None
+        self._disarm()  # the CLI now waits for the answer
+        self._task = asyncio.get_running_loop().create_task(
+            self._exchange(request, self._rest, body)  # type: ignore[arg-type]
+        )
+        self._request = None
 
     def _too_large(self) -> None:
         self._refuse(
@@ -656,13 +1164,13 @@ class CliConnection(asyncio.Protocol):
         )
 
     def _refuse(self, status: int, error_type: str, message: str) -> None:
-        with contextlib.suppress(h11.LocalProtocolError):
+        if not self._responding:
             self.respond_error(status, error_type, message, close=True)
         self._live.discard(self)
         if self._transport is not None:
             self._transport.close()
 
-    async def _exchange(self, request: h11.Request, rest: bytes, body: bytes) -> None:
+    async def _exchange(self, request: Request, rest: bytes, body: bytes) -> None:
         try:
             await self._forwarder.exchange(request, rest, body, self)
         except asyncio.CancelledError:
@@ -671,62 +1179,135 @@ class CliConnection(asyncio.Protocol):
             logger.error(
                 "tool_fields_relay failed on a request: %s", type(error).__name__
             )
-            if self._h11.our_state is h11.SEND_RESPONSE:
+            if not self._responding:
                 self.respond_error(500, "api_error", "tool_fields_relay failed")
             else:
                 self.abort()
         finally:
             self._task = None
-        if self._transport is None:
+        transport = self._transport
+        if transport is None:
             return
         if self._paused:
             self._paused = False
-            self._transport.resume_reading()
-        if self._h11.our_state is h11.DONE and self._h11.their_state is h11.DONE:
-            self._h11.start_next_cycle()
-            self._idle = True
-            self._arm(IDLE_TIMEOUT_S)
-            self._next()
-        else:
-            self._transport.close()
+            transport.resume_reading()
+        if self._responding or not self._keep_alive or transport.is_closing():
+            # The response did not end (or the connection ends with it).
+            transport.close()
+            return
+        self._idle = True
+        self._arm(IDLE_TIMEOUT_S)
+        self._next()
 
-    def _bad_request(self, error: h11.RemoteProtocolError) -> None:
-        if self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE):
-            with contextlib.suppress(h11.LocalProtocolError):
-                self.respond_error(
-                    error.error_status_hint, "invalid_request_error", "Bad request"
-                )
+    def _bad_request(self, status: int) -> None:
+        self._current = None
+        if not self._responding and self._task is None:
+            self.respond_error(
+                status, "invalid_request_error", "Bad request", close=True
+            )
         if self._transport is not None:
             self._transport.close()
 
     # -- writing responses -----------------------------------------------------
 
-    def send(self, event: h11.Event) -> None:
-        data = self._h11.send(event)
-        if data and self._transport is not None and not self._transport.is_closing():
-            self._transport.write(data)
+    def _write(self, data: bytes) -> None:
+        transport = self._transport
+        if data and transport is not None and not transport.is_closing():
+            transport.write(data)
+
+    def start_response(
+        self, status: int, reason: bytes, headers: list[tuple[bytes, bytes]]
+    ) -> None:
+        """The response's status line and headers, framed for the CLI as h11
+        frames them: its own ``Content-Length``, else chunked (HTTP/1.1) or
+        until close (HTTP/1.0); ``Connection: close`` when the connection
+        ends after it."""
+        request_method = self._method
+        if request_method == b"HEAD" or status in (204, 304) or status < 200:
+            framing = "none"
+        elif any(name.lower() == b"content-length" for name, _ in headers):
+            framing = "length"
+        elif self._http_version == b"1.1":
+            framing = "chunked"
+            headers = [*headers, (b"transfer-encoding", b"chunked")]
+        else:
+            framing, self._keep_alive = "close", False
+        if not self._keep_alive:
+            tokens = {
+                token.strip().lower()
+                for name, value in headers
+                if name.lower() == b"connection"
+                for token in value.split(b",")
+            }
+            tokens.discard(b"keep-alive")
+            tokens.discard(b"")
+            tokens.add(b"close")
+            headers = [(n, v) for n, v in headers if n.lower() != b"connection"]
+            headers.append((b"connection", b",".join(sorted(tokens))))
+        self._framing = framing
+        self._responding = True
+        self._write(
+            b"".join(
+                [
+                    b"HTTP/1.1 %d %s\r\n" % (status, reason),
+                    *[b"%s: %s\r\n" % (name, value) for name, value in headers],
+                    b"\r\n",
+                ]
+            )
+        )
+
+    def send_data(self, data: bytes) -> None:
+        if not data or self._framing in (None, "none"):
+            return
+        if self._framing == "chunked":
+            if len(data) < 16384:
+                self._write(b"%x\r\n%s\r\n" % (len(data), data))
+                return
+            self._write(b"%x\r\n" % len(data))
+            self._write(data)
+            self._write(b"\r\n")
+            return
+        self._write(data)
+
+    def end_response(self) -> None:
+        if self._framing == "chunked":
+            self._write(b"0\r\n\r\n")
+        self._framing = None
+        self._responding = False
 
     async def drain(self) -> None:
         """Wait while the CLI is not reading, so a slow reader is never
         buffered for."""
-        await self._writable.wait()
+        if not self._writable.is_set():
+            await self._writable.wait()
 
     def respond_error(
         self, status: int, error_type: str, message: str, *, close: bool = False
     ) -> None:
-        body = error_body(error_type, message)
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-        ]
         if close:
-            headers.append((b"connection", b"close"))
-        self.send(h11.Response(status_code=status, headers=headers))
-        self.send(h11.Data(data=body))
-        self.send(h11.EndOfMessage())
+            self._keep_alive = False
+        body = error_body(error_type, message)
+        self.start_response(
+            status,
+            b"",
+            [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        )
+        self.send_data(body)
+        self.end_response()
+
+    @property
+    def _method(self) -> bytes:
+        return getattr(self._current, "method", b"")
+
+    @property
+    def _http_version(self) -> bytes:
+        return getattr(self._current, "http_version", b"1.1")
 
     def abort(self) -> None:
-        self._disarm()
+        self._stop_timer()
         self._live.discard(self)  # at once: connection_lost comes later
         if self._transport is not None:
             self._transport.abort()
