@@ -21,7 +21,6 @@ from .session_resume import (
     materialize_resume_session,
 )
 from .session_store_validation import validate_session_store_options
-from .strict_schema import check_request_limits
 from .transport import Transport
 from .transport.subprocess_cli import SubprocessCLITransport
 
@@ -44,6 +43,8 @@ class InternalClient:
         # spawning the subprocess.
         validate_session_store_options(options)
         # Likewise on strict tools that together exceed strict mode's caps.
+        from .strict_schema import check_request_limits
+
         check_request_limits(options.mcp_servers)
         if options.strict_mcp_servers:
             from .relay.lifecycle import check_strict_mcp_servers

@@ -21,7 +21,13 @@ tool is defined, so it is checked there:
   log record (never a warning) for any other tool, which upstream serves as
   it is.
 - ``served_input_schema`` runs these checks once per tool and, for a
-  ``strict=True`` tool, strict mode's rules (``strict_schema``) as well.
+  ``strict=True`` tool, strict mode's rules (``strict_schema``) as well:
+  when a tool that opted in is defined, and for any other tool at its
+  server's first ``tools/list`` or ``tools/call``
+  (``tool_fields.first_use_schema_checks``), so that start-up does not pay
+  for checks that can only log. A schema built from Python types
+  (``{name: type}``, a TypedDict) of a tool that did not opt in is not
+  walked at all, and this module is not imported for it.
 
 References are resolved by ``schema_graph.SchemaGraph``, the way jsonschema
 resolves them and without retrieving anything.
@@ -58,6 +64,7 @@ from .strict_schema import (
     root_violations,
     transform,
 )
+from .tool_fields import opted_in, schema_from_types
 
 if sys.version_info >= (3, 11):
     from typing import is_typeddict
@@ -513,32 +520,22 @@ def _too_deep(where: str, opted_in: bool) -> None:
     )
 
 
-def opted_in(tool_def: Any) -> bool:
-    """Whether ``tool_def`` asked for checks (``strict=True`` or examples)."""
-    return tool_def.strict is True or tool_def.input_examples is not None
-
-
 def served_input_schema(tool_def: Any, schema: dict[str, Any]) -> dict[str, Any]:
     """``schema``, the input schema built for ``tool_def``, once checked.
 
     Run once per tool: when it is defined for a tool that opted in to
-    checks (so a mistake is reported where it is written), else when its
-    server is built.
+    checks (so a mistake is reported where it is written), else at its
+    server's first ``tools/list`` or ``tools/call``.
     """
     # A schema built from Python types is valid by construction; only one
     # the author wrote as JSON needs its (costly) metaschema check.
     declared = tool_def.input_schema
-    written = isinstance(declared, dict) and all(
-        isinstance(value, (str, int, float, bool, dict, list)) or value is None
-        for value in declared.values()
-    )
+    from_types = schema_from_types(declared)
+    written = isinstance(declared, dict) and not from_types
     if tool_def.strict is not True:
-        if not (written or opted_in(tool_def)) and (
-            isinstance(declared, dict) or is_typeddict(declared)
-        ):
+        if from_types and not opted_in(tool_def):
             # Upstream's converter built it from Python types: a JSON type
-            # per parameter, nothing these checks could find (start-up pays
-            # for no walk).
+            # per parameter, nothing these checks could find.
             return schema
         check_input_schema(
             tool_def.name, schema, opted_in=opted_in(tool_def), written=written
