@@ -8,7 +8,7 @@ it) is logged at its server's first ``tools/list`` or ``tools/call``, once.
 coming back unnoticed.
 
 The first test holds on pristine upstream too (it has no such modules and
-walks nothing), so it is not marked; the second needs ``schema-checks``.
+walks nothing), so it is not marked; the others need the patch they name.
 """
 
 from __future__ import annotations
@@ -163,3 +163,42 @@ async def test_a_plain_tool_is_checked_at_its_servers_first_use_once() -> None:
 
         assert (await call_tool(called_first, "q", {}))["isError"] is False
         assert [m.startswith(refers) for m in records] == [True, True]
+
+
+# A query's cross-server cap check, for servers without and with strict tools.
+QUERY_CHECK = r"""
+import json, sys
+from claude_agent_sdk import create_sdk_mcp_server, tool
+from claude_agent_sdk._internal.client import check_strict_tool_limits
+
+async def handler(args):
+    return {"content": []}
+
+def server(prefix, count, **kwargs):
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}}
+    tools = [tool(f"{prefix}{i}", "d", schema, **kwargs)(handler) for i in range(count)]
+    return create_sdk_mcp_server(prefix, tools=tools)
+
+check_strict_tool_limits({"plain": server("p", 30)})
+loaded = sorted(m for m in sys.modules if m.rsplit(".", 1)[-1] in sys.argv[1:])
+try:  # 11 + 11 strict tools: each server within the cap of 20, not both
+    check_strict_tool_limits({"a": server("a", 11, strict=True), "b": server("b", 11, strict=True)})
+    refused = ""
+except ValueError as error:
+    refused = str(error)
+print(json.dumps({"loaded": loaded, "refused": refused}))
+"""
+
+
+@pytest.mark.requires_patch("strict-schema-checks")
+def test_a_query_of_plain_tools_does_not_load_strict_mode() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", QUERY_CHECK, *STRICT_MODULES],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    seen = json.loads(out.strip().splitlines()[-1])
+    assert seen["loaded"] == [], seen
+    assert "strict tools" in seen["refused"] and "22" in seen["refused"], seen

@@ -56,14 +56,6 @@ from .schema_graph import (
     python_patterns,
     shape_problems,
 )
-from .strict_schema import (
-    StrictSchemas,
-    as_json,
-    format_violations,
-    remember_enforced,
-    root_violations,
-    transform,
-)
 from .tool_fields import opted_in, schema_from_types
 
 if sys.version_info >= (3, 11):
@@ -541,6 +533,16 @@ def served_input_schema(tool_def: Any, schema: dict[str, Any]) -> dict[str, Any]
             tool_def.name, schema, opted_in=opted_in(tool_def), written=written
         )
         return schema
+    # Strict mode's rules and transform: loaded with the first strict tool.
+    from .strict_schema import (
+        StrictSchemas,
+        as_json,
+        format_violations,
+        remember_enforced,
+        root_violations,
+        transform,
+    )
+
     if written and "type" in declared:
         # A JSON Schema whose root is not an object (read as shorthand
         # otherwise, as upstream reads it) cannot be a strict tool's input.
