@@ -102,15 +102,21 @@ print(json.dumps({"import": after_import, "start-up": loaded(), "read": read}))
 """
 
 
-def test_plain_tools_start_without_the_schema_checks() -> None:
+def _fresh_interpreter(script: str) -> dict[str, Any]:
+    """What ``script`` prints last, as JSON, run by a fresh interpreter."""
     out = subprocess.run(
-        [sys.executable, "-c", START_UP, *STRICT_MODULES],
+        [sys.executable, "-c", script, *STRICT_MODULES],
         capture_output=True,
         text=True,
         check=True,
         timeout=120,
     ).stdout
-    seen = json.loads(out.strip().splitlines()[-1])
+    seen: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    return seen
+
+
+def test_plain_tools_start_without_the_schema_checks() -> None:
+    seen = _fresh_interpreter(START_UP)
     assert seen == {"import": [], "start-up": [], "read": []}, seen
 
 
@@ -192,13 +198,6 @@ print(json.dumps({"loaded": loaded, "refused": refused}))
 
 @pytest.mark.requires_patch("strict-schema-checks")
 def test_a_query_of_plain_tools_does_not_load_strict_mode() -> None:
-    out = subprocess.run(
-        [sys.executable, "-c", QUERY_CHECK, *STRICT_MODULES],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    ).stdout
-    seen = json.loads(out.strip().splitlines()[-1])
+    seen = _fresh_interpreter(QUERY_CHECK)
     assert seen["loaded"] == [], seen
     assert "strict tools" in seen["refused"] and "22" in seen["refused"], seen
