@@ -4,8 +4,12 @@ Start-up is what a query pays before its first request: ``@tool`` and
 ``create_sdk_mcp_server`` for 1, 20 and 200 distinct tools, written as
 ``{name: type}`` shorthand, as a TypedDict and as a JSON Schema dict. Each
 figure is one fresh interpreter (imports done, the package's first-use
-imports included), timed around the definitions and the server; rounds
-alternate which side runs first, so drift in the machine falls on both.
+imports included), timed around the definitions and the server, then
+around the server's first ``tools/list`` (where the fork runs the schema
+checks of tools that did not opt in); ``import claude_agent_sdk`` is timed
+in the same interpreters. Rounds alternate which side runs first, so drift
+in the machine falls on both; the interquartile range of the rounds'
+ratios is reported beside the medians' ratio.
 Upstream is the hash-checked PyPI sdist (``forktool.sdist``) extracted once
 under ``.cache/bench/startup``, the fork is this checkout's ``src/``; both
 run on this interpreter, which needs ``mcp`` installed (any test session's
@@ -37,10 +41,15 @@ SIZES = (1, 20, 200)
 
 WORKER = r"""
 import json, sys, time
-from typing import TypedDict
-kind, n = sys.argv[1], int(sys.argv[2])
+started = time.perf_counter()
 import claude_agent_sdk
+imported = time.perf_counter() - started
+import asyncio
+from typing import TypedDict
+from unittest.mock import AsyncMock, Mock
 from claude_agent_sdk import create_sdk_mcp_server, tool
+from claude_agent_sdk._internal.query import Query
+kind, n = sys.argv[1], int(sys.argv[2])
 
 async def handler(args):
     return {"content": []}
@@ -54,11 +63,31 @@ def schema(i):
         f"a{i}": {"type": "integer", "minimum": 0}, f"b{i}": {"type": "string"},
         "note": {"type": "number"}}, "required": [f"a{i}", f"b{i}"]}
 
+async def first_listing(config):
+    # As Claude Code starts a query: the handshake, then tools/list.
+    transport = AsyncMock()
+    transport.is_ready = Mock(return_value=True)
+    query = Query(transport=transport, is_streaming_mode=True,
+                  sdk_mcp_servers={"s": config["instance"]})
+    send = query._handle_sdk_mcp_request
+    await send("s", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "0"}}})
+    await send("s", {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    start = time.perf_counter()
+    listed = await send("s", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    elapsed = time.perf_counter() - start
+    assert len(listed["result"]["tools"]) == n, listed
+    await query.close()
+    return elapsed
+
 schemas = [schema(i) for i in range(n)]
 start = time.perf_counter()
 tools = [tool(f"t{i}", "d", schemas[i])(handler) for i in range(n)]
-create_sdk_mcp_server("s", tools=tools)
-print(json.dumps((time.perf_counter() - start) / n))
+config = create_sdk_mcp_server("s", tools=tools)
+built = time.perf_counter() - start
+listing = asyncio.run(first_listing(config))
+print(json.dumps({"start": built / n, "list": listing / n, "import": imported}))
 """
 
 
@@ -72,7 +101,12 @@ def upstream_src() -> Path:
     return src
 
 
-def once(src: Path, kind: str, n: int) -> float:
+Figures = dict[str, float]
+
+
+def once(src: Path, kind: str, n: int) -> Figures:
+    """One fresh interpreter: per-tool start-up and first tools/list, and
+    the package's import, in seconds."""
     env = {**os.environ, "PYTHONPATH": str(src)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode cached
     env["PYTHONPYCACHEPREFIX"] = str(CACHE / "pycache")
@@ -83,46 +117,105 @@ def once(src: Path, kind: str, n: int) -> float:
         capture_output=True,
         text=True,
     ).stdout
-    return float(out.strip().splitlines()[-1])
+    figures: Figures = json.loads(out.strip().splitlines()[-1])
+    return figures
 
 
-def measure(rounds: int) -> dict[str, dict[str, float]]:
-    sides = {"fork": ROOT / "src", "upstream": upstream_src()}
+def _spread(values: list[float]) -> tuple[float, float]:
+    """The interquartile range of ``values``: where the middle half fell."""
+    if len(values) < 2:
+        return values[0], values[0]
+    low, _, high = statistics.quantiles(values, n=4)
+    return low, high
+
+
+def measure(rounds: int, fork: Path) -> dict[str, dict[str, float]]:
+    """Medians per side and figure, the range of the rounds' ratios, and the
+    package's import (every timed interpreter of a side counts)."""
+    sides = {"fork": fork, "upstream": upstream_src()}
+    imports: dict[str, list[float]] = {side: [] for side in sides}
     figures: dict[str, dict[str, float]] = {}
     for kind in KINDS:
         for n in SIZES:
-            times: dict[str, list[float]] = {side: [] for side in sides}
+            runs: dict[str, list[Figures]] = {side: [] for side in sides}
             once(sides["fork"], kind, n)  # bytecode written before timing
             once(sides["upstream"], kind, n)
             for round_ in range(rounds):
                 order = list(sides) if round_ % 2 == 0 else list(reversed(sides))
                 for side in order:
-                    times[side].append(once(sides[side], kind, n))
-            row = {side: statistics.median(t) for side, t in times.items()}
-            row["ratio"] = row["fork"] / row["upstream"]
+                    runs[side].append(once(sides[side], kind, n))
+            row: dict[str, float] = {}
+            for what in ("start", "list"):
+                for side in sides:
+                    row[f"{what} {side}"] = statistics.median(
+                        run[what] for run in runs[side]
+                    )
+                row[f"{what} ratio"] = row[f"{what} fork"] / row[f"{what} upstream"]
+                pairs = [
+                    fork[what] / upstream[what]
+                    for fork, upstream in zip(
+                        runs["fork"], runs["upstream"], strict=True
+                    )
+                ]
+                row[f"{what} low"], row[f"{what} high"] = _spread(pairs)
+            for side in sides:
+                imports[side].extend(run["import"] for run in runs[side])
             figures[f"{kind} {n}"] = row
             print(f"{kind} {n}: {json.dumps(row)}", file=sys.stderr)
+    imported: dict[str, float] = {}
+    for side, times in imports.items():
+        imported[side] = statistics.median(times)
+        imported[f"{side} low"], imported[f"{side} high"] = _spread(times)
+    imported["ratio"] = imported["fork"] / imported["upstream"]
+    figures["import"] = imported
     return figures
 
 
+def _cell(row: dict[str, float], what: str) -> list[str]:
+    return [
+        f"{row[f'{what} fork'] * 1e6:.1f}",
+        f"{row[f'{what} upstream'] * 1e6:.1f}",
+        f"{row[f'{what} ratio']:.2f}× ({row[f'{what} low']:.2f}–"
+        f"{row[f'{what} high']:.2f})",
+    ]
+
+
 def render(figures: dict[str, dict[str, float]], rounds: int) -> str:
+    imported = figures["import"]
     lines = [
-        f"Start-up per tool (µs): `@tool` + `create_sdk_mcp_server`, one fresh "
-        f"interpreter per figure, median of {rounds} interleaved rounds, fork "
-        f"against pristine upstream {forktool.base_version()} on Python "
-        f"{platform.python_version()} ({platform.system()} {platform.machine()}, "
-        f"{os.cpu_count()} CPUs, shared). Reproduce with `python -m "
-        "tools.bench_startup --write` from a test session's venv.",
+        f"Per tool (µs), one fresh interpreter per figure, median of {rounds} "
+        f"interleaved rounds, fork against pristine upstream "
+        f"{forktool.base_version()} on Python {platform.python_version()} "
+        f"({platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
+        "shared). Start-up: `@tool` + `create_sdk_mcp_server`. First "
+        "tools/list: the server's first `tools/list` after the handshake, "
+        "through `Query._handle_sdk_mcp_request`. Ratio = fork ÷ upstream of "
+        "the medians, with the interquartile range of the rounds' ratios "
+        "(fork ÷ upstream within each round) in brackets. Reproduce with "
+        "`python -m tools.bench_startup --write` from a test session's venv.",
         "",
-        "| tools per server | kind | fork | upstream | ratio |",
-        "|--:|---|--:|--:|--:|",
+        "| tools per server | kind | start-up, fork | upstream | ratio "
+        "| first tools/list, fork | upstream | ratio |",
+        "|--:|---|--:|--:|--:|--:|--:|--:|",
     ]
     for key, row in figures.items():
+        if key == "import":
+            continue
         kind, n = key.split()
-        lines.append(
-            f"| {n} | {kind} | {row['fork'] * 1e6:.1f} | "
-            f"{row['upstream'] * 1e6:.1f} | {row['ratio']:.2f}× |"
-        )
+        cells = [n, kind, *_cell(row, "start"), *_cell(row, "list")]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        f"`import claude_agent_sdk` in the same interpreters (before any of "
+        f"the above): fork {imported['fork'] * 1e3:.0f} ms "
+        f"({imported['fork low'] * 1e3:.0f}–{imported['fork high'] * 1e3:.0f}), "
+        f"upstream {imported['upstream'] * 1e3:.0f} ms "
+        f"({imported['upstream low'] * 1e3:.0f}–"
+        f"{imported['upstream high'] * 1e3:.0f}), "
+        f"{imported['ratio']:.2f}×; medians of "
+        f"{len(KINDS) * len(SIZES) * rounds} interpreters each, interquartile "
+        "range in brackets.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -130,8 +223,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--write", action="store_true", help="rewrite the docs table")
+    parser.add_argument(
+        "--fork",
+        type=Path,
+        default=ROOT / "src",
+        help="the fork's package directory (default: this checkout's src/)",
+    )
     args = parser.parse_args()
-    table = render(measure(args.rounds), args.rounds)
+    table = render(measure(args.rounds, args.fork), args.rounds)
     print(table)
     if args.write:
         write_block(TABLE, "startup", table)

@@ -45,15 +45,13 @@ from ._errors import (
 )
 from ._internal._mcp_compat import build_tool_server
 from ._internal.argument_validation import argument_error, compile_validator
+from ._internal.json_schema_dicts import is_json_schema, object_schema, warn_non_object
 from ._internal.pydantic_models import (
     handler_takes_model,
     is_model_class,
+    model_input_schema,
     validate_arguments,
-)
-from ._internal.schema_checks import (
-    check_input_schema,
-    opted_in,
-    served_input_schema,
+    warn_unknown_schema_class,
 )
 from ._internal.session_import import import_session_to_store
 from ._internal.session_mutations import (
@@ -81,14 +79,11 @@ from ._internal.sessions import (
     list_subagents,
     list_subagents_from_store,
 )
-from ._internal.strict_schema import (
-    check_server_limits,
-    enforced_input_schema,
-    strict_argument_error,
-)
 from ._internal.tool_fields import (
     check_examples,
     check_tool_fields,
+    first_use_schema_checks,
+    opted_in,
     warn_duplicate_names,
 )
 from ._internal.tool_results import check_output_schema, output_validator, tool_result
@@ -320,8 +315,19 @@ class SdkMcpTool(Generic[T]):
         # schema of a tool that opted in to checks is built and checked here
         # too, unless it names a type defined later; any other tool's is
         # built with its server, as it always was.
+        if (
+            self.strict is None
+            and self.input_examples is None
+            and self.extra_fields is None
+            and self.output_schema is None
+        ):
+            return  # none of the new fields: nothing to check or copy
         schema: dict[str, Any] | None = None
         if opted_in(self):
+            # Loaded with the first tool that opted in: a plain tool's
+            # start-up never imports the schema checks.
+            from ._internal.schema_checks import served_input_schema
+
             try:
                 schema = served_input_schema(self, _build_input_schema(self))
             except NameError:
@@ -330,10 +336,12 @@ class SdkMcpTool(Generic[T]):
                 self._served = (self.input_schema, schema)
         self.input_examples, self.extra_fields = check_tool_fields(
             self,
-            None if schema is None else (lambda: enforced_input_schema(self, schema)),
+            None if schema is None else (lambda: _enforced_input_schema(self, schema)),
         )
         self.output_schema = check_output_schema(self.name, self.output_schema)
         if self.output_schema is not None:  # every result is checked against it
+            from ._internal.schema_checks import check_input_schema
+
             field = "output_schema"
             check_input_schema(
                 self.name, self.output_schema, opted_in=True, field=field
@@ -341,14 +349,33 @@ class SdkMcpTool(Generic[T]):
 
 
 def _served_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
-    """The input schema ``tool_def`` is listed with, checked once."""
+    """The input schema ``tool_def`` is listed with, checked once if it opted
+    in; any other tool's checks wait for its server's first use
+    (``first_use_schema_checks``)."""
     served = getattr(tool_def, "_served", None)
     if served is not None and served[0] is tool_def.input_schema:
         return served[1]  # type: ignore[no-any-return]
+    if not opted_in(tool_def):
+        return _build_input_schema(tool_def)
+    from ._internal.schema_checks import served_input_schema
+
     schema = served_input_schema(tool_def, _build_input_schema(tool_def))
     if tool_def.input_examples:
-        check_examples(tool_def, enforced_input_schema(tool_def, schema))
+        check_examples(tool_def, _enforced_input_schema(tool_def, schema))
     return schema
+
+
+def _enforced_input_schema(
+    tool_def: SdkMcpTool[Any], served: dict[str, Any]
+) -> dict[str, Any]:
+    """The schema ``tool_def``'s calls are validated against: ``served``, or
+    for a strict tool the author's schema with every constraint (strict
+    mode's modules are loaded with the first strict tool)."""
+    if tool_def.strict is not True:
+        return served
+    from ._internal.strict_schema import enforced_input_schema
+
+    return enforced_input_schema(tool_def, served)
 
 
 _Model = TypeVar("_Model", bound=pydantic.BaseModel)
@@ -680,17 +707,6 @@ def _typeddict_to_json_schema(
 
 def _build_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
     """Turn a tool's declared input_schema into the JSON Schema sent on the wire."""
-    from ._internal.json_schema_dicts import (
-        is_json_schema,
-        object_schema,
-        warn_non_object,
-    )
-    from ._internal.pydantic_models import (
-        is_model_class,
-        model_input_schema,
-        warn_unknown_schema_class,
-    )
-
     # A tool that asks for strict mode or examples gets a schema that keeps
     # what its Python types say (enum, null, formats, map values); any other
     # tool is listed exactly as before.
@@ -756,9 +772,10 @@ def _build_meta(tool_def: SdkMcpTool[Any]) -> dict[str, Any] | None:
 
 def _new_fields(tool_def: SdkMcpTool[Any]) -> bool:
     """Whether ``tool_def`` uses ``strict``, ``input_examples`` or ``extra_fields``."""
-    return any(
-        value is not None
-        for value in (tool_def.strict, tool_def.input_examples, tool_def.extra_fields)
+    return (
+        tool_def.strict is not None
+        or tool_def.input_examples is not None
+        or tool_def.extra_fields is not None
     )
 
 
@@ -904,7 +921,8 @@ def create_sdk_mcp_server(
     """
     tools = tools or []
     tools_by_name = {tool_def.name: tool_def for tool_def in tools}
-    warn_duplicate_names(name, tools)
+    if len(tools_by_name) < len(tools):
+        warn_duplicate_names(name, tools)
     own_schemas = [_served_input_schema(tool_def) for tool_def in tools]
     schemas = dict(zip([tool_def.name for tool_def in tools], own_schemas, strict=True))
     # Two tools with one name are listed with the last one's schema, as
@@ -928,6 +946,11 @@ def create_sdk_mcp_server(
         for tool_def, schema in zip(tools, own_schemas, strict=True)
     ]
 
+    # What the schema checks notice about a tool that did not opt in (they
+    # cannot refuse it) is logged at the server's first tools/list or
+    # tools/call, not paid for at start-up.
+    check_once = first_use_schema_checks(tools, own_schemas)
+
     # Built on a tool's first call: a server may define many tools it never
     # calls, and a broken schema still fails at call time, as it always has.
     validators: dict[str, Any] = {}
@@ -937,6 +960,7 @@ def create_sdk_mcp_server(
         # supported mcp version: unknown tools, invalid arguments and handler
         # failures all come back as isError results the model can read, never
         # as protocol errors.
+        check_once()
         tool_def = tools_by_name.get(tool_name)
         if tool_def is None:
             return _tool_error_result(f"Tool '{tool_name}' not found")
@@ -959,13 +983,14 @@ def create_sdk_mcp_server(
                     # A strict tool's calls are checked against the author's
                     # constraints, also those served only in its description.
                     validator = validators[tool_name] = compile_validator(
-                        tool_name, enforced_input_schema(tool_def, schemas[tool_name])
+                        tool_name, _enforced_input_schema(tool_def, schemas[tool_name])
                     )
-                error = (
-                    strict_argument_error(validator, arguments)
-                    if tool_def.strict is True
-                    else argument_error(validator, arguments)
-                )
+                if tool_def.strict is True:
+                    from ._internal.strict_schema import strict_argument_error
+
+                    error = strict_argument_error(validator, arguments)
+                else:
+                    error = argument_error(validator, arguments)
                 if error is not None:
                     return _tool_error_result(f"Input validation error: {error}")
                 result = await tool_def.handler(arguments)
@@ -990,8 +1015,13 @@ def create_sdk_mcp_server(
     output_validators = {
         tool_def.name: output_validator(tool_def.output_schema) for tool_def in tools
     }
-    server = build_tool_server(name, version, wire_tools, run_tool, listed)
-    check_server_limits(name, server, tools, schemas)
+    server = build_tool_server(
+        name, version, wire_tools, run_tool, listed, before_listing=check_once
+    )
+    if any(tool_def.strict is True for tool_def in tools):
+        from ._internal.strict_schema import check_server_limits
+
+        check_server_limits(name, server, tools, schemas)
 
     return McpSdkServerConfig(type="sdk", name=name, instance=server)
 

@@ -95,9 +95,9 @@ class ClaudeSDKClient:
     ) -> None:
         """Connect to Claude with a prompt or message stream."""
 
+        from ._internal.client import check_strict_tool_limits
         from ._internal.session_resume import materialize_resume_session
         from ._internal.session_store_validation import validate_session_store_options
-        from ._internal.strict_schema import check_request_limits
 
         # Auto-connect with empty async iterable if no prompt is provided
         async def _empty_stream() -> AsyncIterator[dict[str, Any]]:
@@ -115,7 +115,7 @@ class ClaudeSDKClient:
         # spawning the subprocess.
         validate_session_store_options(self.options)
         # Likewise on strict tools that together exceed strict mode's caps.
-        check_request_limits(self.options.mcp_servers)
+        check_strict_tool_limits(self.options.mcp_servers)
         if self.options.strict_mcp_servers:
             from ._internal.relay.lifecycle import check_strict_mcp_servers
 

@@ -392,9 +392,10 @@ ROWS = [
     ),
     Row(
         "remote-ref-notice",
-        "The same tool, when its server is built",
+        "The same tool",
         "nothing",
-        "one log record (a notice) naming the tool and each reference's JSON Pointer",
+        "one log record (a notice), at its server's first `tools/list` or "
+        "`tools/call`, naming the tool and each reference's JSON Pointer",
         "hazard made visible (patch `schema-checks`)",
         _notice(r"Tool '[^']*': input_schema refers outside itself"),
         "schema-checks",
@@ -415,7 +416,8 @@ ROWS = [
         "A schema that fails its metaschema, a `pattern` Python's `re` cannot "
         "compile, a local `$ref` to nothing, NaN",
         "served; every call is an error result",
-        "the same, plus one notice naming the tool and listing each place",
+        "the same, plus one notice (at the server's first `tools/list` or "
+        "`tools/call`) naming the tool and listing each place",
         "hazard made visible (patch `schema-checks`)",
         _notice(r"Tool '[^']*': input_schema would fail every call"),
         "schema-checks",
@@ -426,7 +428,8 @@ ROWS = [
         "served as written: mcp cannot serialize it, so the server's "
         "`tools/list` fails (mcp 2.x) or the server stops (mcp 1.x), and "
         "every call fails with `RecursionError`",
-        "the same, plus one notice",
+        "the same, plus one notice, logged before the first `tools/list` or "
+        "`tools/call` is answered",
         "hazard made visible (patch `schema-checks`)",
         _notice(r"Tool '[^']*': input_schema nests deeper"),
         "schema-checks",
@@ -451,7 +454,8 @@ ROWS = [
         '(`{"type": "array", ...}`, `{"type": ["object", "null"]}`)',
         "read as shorthand (or, with `properties`, served as written, which "
         "mcp 2.x refuses to list)",
-        "the same, plus one notice saying what the tool became",
+        "the same, plus one notice (when its server is built) saying what the "
+        "tool became",
         "hazard made visible (patch `json-schema-dicts`)",
         _notice(r"Tool '[^']*': input_schema has the top-level"),
         "json-schema-dicts",
@@ -462,7 +466,8 @@ ROWS = [
         "schema, handler, ...)",
         "both listed; calls reach the last one's handler (Claude Code shows "
         "the model the first one's definition)",
-        "the same, plus one notice naming the fields that differ",
+        "the same, plus one notice (when the server is built) naming the "
+        "fields that differ",
         "hazard made visible (patch `tool-field-checks`)",
         _notice(r"SDK MCP server '[^']*' has two tools named"),
         "tool-field-checks",
@@ -473,7 +478,7 @@ ROWS = [
         "pydantic model (a dataclass; a `typing_extensions.TypedDict` on "
         "Python 3.11-3.12, which `typing.is_typeddict` does not recognize)",
         "served as an object without properties; any arguments reach the handler",
-        "the same, plus one notice saying why",
+        "the same, plus one notice (when its server is built) saying why",
         "hazard made visible (patch `pydantic-input-models`)",
         _notice(r"Tool '[^']*': input_schema .* is (neither|a typing_extensions)"),
         "pydantic-input-models",

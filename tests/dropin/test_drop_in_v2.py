@@ -72,11 +72,11 @@ async def test_the_duplicate_name_notice_is_a_log_record_under_w_error() -> None
 async def test_a_schema_notice_is_a_log_record_under_w_error(
     schema: dict[str, Any],
 ) -> None:
-    with logged_notices(match=r"^Tool 'q': input_schema "):
-        config = create_sdk_mcp_server("srv", tools=[tool("q", "d", schema)(_ok)])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        tools, _ = await serve(config)
+        config = create_sdk_mcp_server("srv", tools=[tool("q", "d", schema)(_ok)])
+    with logged_notices(match=r"^Tool 'q': input_schema "):
+        tools, _ = await serve(config)  # checked at the first tools/list
     assert tools[0]["inputSchema"] == schema  # served as upstream serves it
 
 

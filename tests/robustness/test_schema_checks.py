@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 
 from claude_agent_sdk import create_sdk_mcp_server, tool
-from tests.lib.cli_peer import serve
+from tests.lib.cli_peer import call_tool, serve
 from tests.lib.notices import logged_notices
 
 try:
@@ -180,24 +180,23 @@ async def test_a_plain_tool_with_an_external_ref_warns_once_and_is_served() -> N
     schema["properties"] = {**schema["properties"], "n": {"type": "integer"}}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        plain = tool("fetcher", "d", schema)(handler)  # checked with its server
+        plain = tool("fetcher", "d", schema)(handler)
+        config = create_sdk_mcp_server("s", tools=[plain])  # checked at first use
     with logged_notices() as caught:
-        config = create_sdk_mcp_server("s", tools=[plain])
+        listed, results = await serve(
+            config,
+            [
+                ("fetcher", {"a": {"x": [1]}}),
+                ("fetcher", {"n": "x"}),
+                ("fetcher", {"b": 1}),
+            ],
+        )
     [warning] = caught
     assert re.match(
         r"Tool 'fetcher': input_schema refers outside itself, and the SDK never "
         r"fetches schemas: [\s\S]*#/properties/a/\$ref",
         str(warning.message),
     ), warning.message
-
-    listed, results = await serve(
-        config,
-        [
-            ("fetcher", {"a": {"x": [1]}}),
-            ("fetcher", {"n": "x"}),
-            ("fetcher", {"b": 1}),
-        ],
-    )
     assert listed[0]["inputSchema"] == schema
     assert results[0]["isError"] is False
     assert received == [{"a": {"x": [1]}}]
@@ -295,15 +294,15 @@ async def test_a_plain_tool_with_a_bad_pattern_is_still_served() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         plain = tool("p", "d", BAD_PATTERN)(_noop)  # no warning at definition
+        config = create_sdk_mcp_server("s", tools=[plain])  # nor at start-up
     with logged_notices() as caught:
-        config = create_sdk_mcp_server("s", tools=[plain])
+        listed, _ = await serve(config, [])
     [warning] = caught
     assert re.match(
         r"Tool 'p': input_schema would fail every call[\s\S]*"
         r"\n  - #/properties/s/pattern \(pattern\): ",
         str(warning.message),
     ), warning.message
-    listed, _ = await serve(config, [])
     assert listed[0]["inputSchema"] == BAD_PATTERN
 
 
@@ -391,14 +390,18 @@ def test_a_deep_tool_is_refused_not_recursion_error(kwargs: dict[str, Any]) -> N
 
 
 @WIRING
-def test_a_deep_plain_tool_warns_once_with_its_server() -> None:
+async def test_a_deep_plain_tool_warns_once_at_its_first_call() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        deep = tool("deep", "d", _deep(1000))(_noop)  # checked with its server
+        deep = tool("deep", "d", _deep(1000))(_noop)
+        config = create_sdk_mcp_server("s", tools=[deep])  # checked at first use
+    # (Listing it fails on mcp 2.x and stops the server on mcp 1.x, as
+    # upstream's does, so the first use here is a call.)
     with logged_notices() as caught:
-        create_sdk_mcp_server("s", tools=[deep])
+        result = await call_tool(config, "deep", {})
     [warning] = caught
     assert str(warning.message).startswith("Tool 'deep': input_schema nests deeper")
+    assert result["isError"] is True  # as upstream: RecursionError on every call
 
 
 def test_moderate_nesting_is_served() -> None:

@@ -211,6 +211,7 @@ def build_tool_server(
     tools: list[Tool],
     run_tool: ToolRunner,
     listed_fields: list[dict[str, Any]] | None = None,
+    before_listing: Callable[[], None] | None = None,
 ) -> Server:
     """Build a lowlevel ``Server`` that lists ``tools`` and delegates calls to ``run_tool``.
 
@@ -218,13 +219,23 @@ def build_tool_server(
     so tool behavior does not depend on either major's defaults. On 1.x that
     means turning off the decorator's own jsonschema validation.
     ``listed_fields[i]``: fields ``tools[i]`` lists beyond ``Tool``.
+    ``before_listing`` runs before each ``tools/list`` is answered.
     """
     fields = listed_fields or [{}] * len(tools)
-    entries = [(t.name, copy.deepcopy(f)) for t, f in zip(tools, fields, strict=True)]
+    entries = [
+        (t.name, copy.deepcopy(f) if f else {})  # most tools list nothing more
+        for t, f in zip(tools, fields, strict=True)
+    ]
+
+    def listing() -> list[Tool]:
+        if before_listing is not None:
+            before_listing()
+        return tools
+
     if MCP_MAJOR >= 2:
 
         async def on_list_tools(ctx: Any, params: Any) -> ListToolsResult:
-            return ListToolsResult(tools=tools)
+            return ListToolsResult(tools=listing())
 
         async def on_call_tool(ctx: Any, params: Any) -> CallToolResult:
             return await run_tool(params.name, params.arguments or {})
@@ -239,7 +250,7 @@ def build_tool_server(
         return server
 
     async def list_tools() -> list[Tool]:
-        return tools
+        return listing()
 
     async def call_tool(tool_name: str, arguments: dict[str, Any]) -> CallToolResult:
         result = await run_tool(tool_name, arguments or {})

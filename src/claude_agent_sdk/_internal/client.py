@@ -2,6 +2,7 @@
 
 import json
 import os
+import sys
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
 from dataclasses import asdict
 from typing import Any
@@ -21,9 +22,21 @@ from .session_resume import (
     materialize_resume_session,
 )
 from .session_store_validation import validate_session_store_options
-from .strict_schema import check_request_limits
 from .transport import Transport
 from .transport.subprocess_cli import SubprocessCLITransport
+
+
+def check_strict_tool_limits(mcp_servers: object) -> None:
+    """Refuse SDK servers whose strict tools together go over strict mode's
+    per-request caps (``strict_schema.check_request_limits``).
+
+    Strict tools are remembered by strict mode's module, which only a strict
+    tool loads: without it there is nothing to check, and it is not loaded
+    for a query of tools that never asked for strict mode.
+    """
+    strict_schema = sys.modules.get(f"{__package__}.strict_schema")
+    if strict_schema is not None:
+        strict_schema.check_request_limits(mcp_servers)
 
 
 class InternalClient:
@@ -44,7 +57,7 @@ class InternalClient:
         # spawning the subprocess.
         validate_session_store_options(options)
         # Likewise on strict tools that together exceed strict mode's caps.
-        check_request_limits(options.mcp_servers)
+        check_strict_tool_limits(options.mcp_servers)
         if options.strict_mcp_servers:
             from .relay.lifecycle import check_strict_mcp_servers
 

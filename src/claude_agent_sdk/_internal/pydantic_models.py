@@ -46,7 +46,6 @@ import typing_extensions
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 
 from .notices import notice_logger
-from .strict_schema import PYDANTIC_DESCRIBED_KEYWORDS, describe_constraints
 
 logger = notice_logger(__name__)
 
@@ -403,6 +402,9 @@ def _describe_enforced_constraints(schema: dict[str, Any]) -> None:
     (``strict_schema.RULES``, ``pydantic_enforces``). The notes themselves
     are removed everywhere.
     """
+    # Strict mode's modules are loaded with the first strict tool only.
+    from .strict_schema import PYDANTIC_DESCRIBED_KEYWORDS, describe_constraints
+
     for node in _schema_nodes(schema):
         notes = node.pop(_ENFORCED, None)
         if not isinstance(notes, tuple):

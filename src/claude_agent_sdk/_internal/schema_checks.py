@@ -28,7 +28,11 @@ tool is defined, so it is checked there:
   (``strict_schema.strict_schemas``, stage three) takes the same graph, or
   serves a schema that needs none without one. No stage calls back into an
   earlier one. Any other tool gets the checks alone, and a schema the SDK
-  built from Python types none at all.
+  built from Python types none at all. Strict
+  mode's modules are imported only for a ``strict=True`` tool, and a
+  plain tool's checks run at its server's first ``tools/list`` or
+  ``tools/call`` (``tool_fields.first_use_schema_checks``), so that
+  start-up does not pay for checks that can only log.
 
 References are resolved by ``schema_graph.SchemaGraph``, the way jsonschema
 resolves them and without retrieving anything.
@@ -57,12 +61,7 @@ from .schema_graph import (
     python_patterns,
     shape_problems,
 )
-from .strict_schema import (
-    format_violations,
-    remember_enforced,
-    root_violations,
-    strict_schemas,
-)
+from .tool_fields import opted_in, schema_from_types
 
 if sys.version_info >= (3, 11):
     from typing import is_typeddict
@@ -520,37 +519,35 @@ def _too_deep(where: str, opted_in: bool) -> None:
     )
 
 
-def opted_in(tool_def: Any) -> bool:
-    """Whether ``tool_def`` asked for checks (``strict=True`` or examples)."""
-    return tool_def.strict is True or tool_def.input_examples is not None
-
-
 def served_input_schema(tool_def: Any, schema: dict[str, Any]) -> dict[str, Any]:
     """``schema``, the input schema built for ``tool_def``, once checked.
 
     Run once per tool: when it is defined for a tool that opted in to
-    checks (so a mistake is reported where it is written), else when its
-    server is built.
+    checks (so a mistake is reported where it is written), else at its
+    server's first ``tools/list`` or ``tools/call``.
     """
     # A schema built from Python types is valid by construction; only one
     # the author wrote as JSON needs its (costly) metaschema check.
     declared = tool_def.input_schema
-    written = isinstance(declared, dict) and all(
-        isinstance(value, (str, int, float, bool, dict, list)) or value is None
-        for value in declared.values()
-    )
+    from_types = schema_from_types(declared)
+    written = isinstance(declared, dict) and not from_types
     if tool_def.strict is not True:
-        if not (written or opted_in(tool_def)) and (
-            isinstance(declared, dict) or is_typeddict(declared)
-        ):
+        if from_types and not opted_in(tool_def):
             # Upstream's converter built it from Python types: a JSON type
-            # per parameter, nothing these checks could find (start-up pays
-            # for no walk).
+            # per parameter, nothing these checks could find.
             return schema
         check_input_schema(
             tool_def.name, schema, opted_in=opted_in(tool_def), written=written
         )
         return schema
+    # Strict mode's rules and transform: loaded with the first strict tool.
+    from .strict_schema import (
+        format_violations,
+        remember_enforced,
+        root_violations,
+        strict_schemas,
+    )
+
     if written and "type" in declared:
         # A JSON Schema whose root is not an object (read as shorthand
         # otherwise, as upstream reads it) cannot be a strict tool's input.

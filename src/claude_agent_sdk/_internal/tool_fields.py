@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -20,6 +21,11 @@ from mcp.types import Tool
 from .argument_validation import argument_error, compile_validator
 from .notices import notice_logger
 from .pydantic_models import example_to_json, is_model_class
+
+if sys.version_info >= (3, 11):
+    from typing import is_typeddict
+else:  # 3.10's does not recognize typing_extensions.TypedDict
+    from typing_extensions import is_typeddict
 
 # Top-level fields of a tools/list entry the SDK builds, and how to set each.
 SDK_BUILT_TOOL_FIELDS = {
@@ -208,6 +214,55 @@ def _check_mcp_tool_fields(where: str, fields: dict[str, Any]) -> None:
         raise ValueError(
             f"{where}{path} is not valid for the MCP Tool model: {error['msg']}"
         ) from None
+
+
+def opted_in(tool_def: Any) -> bool:
+    """Whether ``tool_def`` asked for checks (``strict=True`` or examples)."""
+    return tool_def.strict is True or tool_def.input_examples is not None
+
+
+def schema_from_types(declared: Any) -> bool:
+    """Whether the SDK builds the schema of ``declared`` from Python types:
+    a ``{name: type}`` dict (some value not JSON) or a TypedDict, a JSON type
+    per parameter, which no schema check could find fault with."""
+    if isinstance(declared, dict):
+        return not all(
+            isinstance(value, (str, int, float, bool, dict, list)) or value is None
+            for value in declared.values()
+        )
+    return is_typeddict(declared)
+
+
+def first_use_schema_checks(
+    tools: list[Any], schemas: list[dict[str, Any]]
+) -> Callable[[], None]:
+    """The input-schema checks of the ``tools`` that did not opt in, run once.
+
+    For such a tool the checks only log notices (``schema_checks``), so a
+    server's start-up does not pay for them: the server calls the returned
+    function before answering each ``tools/list`` and ``tools/call``, and
+    the first call checks each tool's schema (``schemas[i]`` is
+    ``tools[i]``'s) while later ones return at once. A tool that opted in
+    was checked when it was defined; a schema built from Python types has
+    nothing to check, so a server of such tools never loads the checks.
+    """
+    pending = [list(zip(tools, schemas, strict=True))]
+
+    def check_once() -> None:
+        if not pending:
+            return
+        try:
+            unchecked = pending.pop()
+        except IndexError:  # taken by a call on another thread
+            return
+        for tool_def, schema in unchecked:
+            if opted_in(tool_def) or schema_from_types(tool_def.input_schema):
+                continue
+            from .schema_checks import served_input_schema
+
+            served_input_schema(tool_def, schema)
+
+    return check_once
 
 
 logger = notice_logger(__name__)
