@@ -273,7 +273,9 @@ _STATUS_LINE = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: ([^\r\n]*))?\r?\Z")
 _HEADER_NAME = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?\r?\Z")
 _NO_BODY_STATUS = (204, 304)
-_FRAMING_NAME_LENGTHS = frozenset(map(len, (b"connection", b"transfer-encoding", b"content-length")))
+_FRAMING_NAME_LENGTHS = frozenset(
+    map(len, (b"connection", b"transfer-encoding", b"content-length"))
+)
 
 
 class _Connection(asyncio.Protocol):
