@@ -181,6 +181,10 @@ async def test_a_connect_that_cannot_be_tunnelled_is_answered_and_closed(
     assert b"\r\n\r\n" in reply  # and then closed (_read_all returned)
 
 
+# The loopback stand-ins' modules: the soak counts everything else.
+STAND_INS = ("*/http/server.py", "*/socketserver.py", "*/email/*", "*/tests/lib/*")
+
+
 async def test_soak_leaves_descriptors_tasks_and_memory_where_they_were(
     upstream: Upstream, first_party: Upstream
 ) -> None:
@@ -265,7 +269,13 @@ async def test_soak_leaves_descriptors_tasks_and_memory_where_they_were(
             live = relay._live  # noqa: SLF001 - the relay's open connections
             assert live is not None and len(live) == 0 and live.pending == 0
             gc.collect()
-            return tracemalloc.get_traced_memory()[0]
+            # Every traced allocation but the stand-ins' own (http.server and
+            # the email module format their replies: on Python 3.10 their
+            # threads' leftovers grow with the rounds, measured 9-45 KB).
+            snapshot = tracemalloc.take_snapshot().filter_traces(
+                [tracemalloc.Filter(False, pattern) for pattern in STAND_INS]
+            )
+            return sum(trace.size for trace in snapshot.traces)
 
         # The WARNING each failed handshake logs would be kept by pytest's
         # log capture, which is not the relay's memory.
@@ -283,14 +293,23 @@ async def test_soak_leaves_descriptors_tasks_and_memory_where_they_were(
             before, tasks_before = _fds(), await asyncio.to_thread(tasks)
             await soak()
             second = await settled(before, tasks_before)
+            await soak()
+            third = await settled(before, tasks_before)
         finally:
             tracemalloc.stop()
             quiet.setLevel(level)
-        assert time.monotonic() - started < 50
+        # A bound against a hang, not a speed (it takes 10-30 s, longer when
+        # the machine is starved).
+        assert time.monotonic() - started < 240
     # 590 connections a round: 32 KiB is under 56 bytes each, less than a
     # dict entry and the smallest object a connection could leave behind
-    # (measured: a 14-character string kept per connection fails it).
-    assert second - first < 32 * 1024, (first, second)
+    # (measured: a 14-character string kept per connection fails it). What
+    # a connection leaves behind is left by every round; what is merely in
+    # flight when a round is measured (Python 3.10's asyncio and ssl
+    # objects, 15-45 KB measured) is not, so one of the two rounds after
+    # the warm-up must stay under the bound.
+    growth = (second - first, third - second)
+    assert min(growth) < 32 * 1024, (first, second, third)
 
 
 # -- the CA and its file -----------------------------------------------------------

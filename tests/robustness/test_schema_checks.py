@@ -191,12 +191,18 @@ async def test_a_plain_tool_with_an_external_ref_warns_once_and_is_served() -> N
                 ("fetcher", {"b": 1}),
             ],
         )
-    [warning] = caught
+    # One notice from the checks at the first listing, one from the first
+    # call whose arguments reach the reference (what goes unchecked).
+    [warning, unchecked] = caught
     assert re.match(
         r"Tool 'fetcher': input_schema refers outside itself, and the SDK never "
         r"fetches schemas: [\s\S]*#/properties/a/\$ref",
         str(warning.message),
     ), warning.message
+    assert str(unchecked.message) == (
+        "Tool 'fetcher': $ref 'https://example.com/a.json' names another "
+        "document, which is not fetched; the arguments it governs are not checked"
+    )
     assert listed[0]["inputSchema"] == schema
     assert results[0]["isError"] is False
     assert received == [{"a": {"x": [1]}}]
