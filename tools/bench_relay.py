@@ -62,7 +62,7 @@ import tempfile
 import time
 import urllib.parse
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tests.lib.relay_upstream import Upstream
 from tests.lib.tls import loopback_certificate
@@ -438,7 +438,8 @@ def tls_alone(size_kb: int, context_dir: str, rounds: int = 9) -> float:
         bios[2].write(sealed)  # Claude Code's leg, decrypted
         got = 0
         while got < len(body):
-            got += far.read(len(body) - got, into[got:])
+            # With a buffer, read() returns the count (typeshed says bytes).
+            got += cast(int, far.read(len(body) - got, into[got:]))
         for start in range(0, len(body), 262144):  # the upstream's, encrypted
             far.write(into[start : start + 262144])
         bios[3].read()
