@@ -27,6 +27,12 @@ drift in the machine's speed falls on both alike.
   + system time over the cell's rounds), and the time to the response's
   first byte, relay and none, and the relay's added time (median and p90 of
   the paired differences).
+- **Where the relay's time goes**, per cell: TLS both ways by itself
+  (``tls_alone``: OpenSSL decrypting and encrypting the body, in this
+  process), the rewrite by itself (``rewrite_alone``), and the same hop
+  without TLS, as a control measured in the same run: a base-URL relay
+  over plain HTTP to a plain-HTTP stand-in, against that stand-in directly
+  (its CPU per request and added first byte, interleaved the same way).
 - **Streaming** (200 SDK tools declared): SSE events at a set rate
   (delivered rate and delay per event), as fast as possible (events/s), and
   raw bulk (MB/s), per path, and the relay's CPU per 100 MB streamed.
@@ -233,11 +239,11 @@ def request_body(size: int, tools: int) -> bytes:
 # --------------------------------------------------------------------------
 
 
-def serve_stand_in(directory: str, stream_bytes: int) -> None:
-    """The stand-in upstream (``tests.lib.relay_upstream``) over TLS:
-    ``/v1/messages`` answers one SSE event, ``/events`` many small writes,
-    ``/big`` ``stream_bytes`` in large writes, ``/paced`` events at a set
-    rate; nothing is recorded."""
+def serve_stand_in(directory: str, stream_bytes: int, plain: bool = False) -> None:
+    """The stand-in upstream (``tests.lib.relay_upstream``) over TLS (plain
+    HTTP with ``plain``): ``/v1/messages`` answers one SSE event, ``/events``
+    many small writes, ``/big`` ``stream_bytes`` in large writes, ``/paced``
+    events at a set rate; nothing is recorded."""
     certificate = loopback_certificate(Path(directory))
     upstream = Upstream(
         reply_body=FIRST,
@@ -249,26 +255,33 @@ def serve_stand_in(directory: str, stream_bytes: int) -> None:
         paced_count=PACED,
         paced_rate=PACED_RATE,
         record=False,
-        tls=certificate.server_context(),
+        tls=None if plain else certificate.server_context(),
     ).start()
     print(upstream.url, flush=True)
     sys.stdin.read()  # until the bench closes our stdin
 
 
 def serve_relay(upstream: str, ca: str, tools: int) -> None:
-    """Host a proxy-mode relay as the SDK does, for ``tools`` declared SDK
-    tools; print its proxy URL and CA bundle, then answer each ``cpu`` line
-    on stdin with this process's CPU seconds so far."""
+    """Host a relay as the SDK does, for ``tools`` declared SDK tools: in
+    proxy mode for an ``https`` upstream (print its proxy URL and CA
+    bundle), in base-URL mode for an ``http`` one (print its URL); then
+    answer each ``cpu`` line on stdin with this process's CPU seconds so
+    far."""
     from claude_agent_sdk._internal.relay.lifecycle import ToolFieldsRelay
 
-    relay = ToolFieldsRelay(
-        declared_fields(tools),
-        upstream,
-        verify=ssl.create_default_context(cafile=ca),
-        first_party=True,
-    )
-    asyncio.run(relay.start())
-    print(relay.proxy_url, relay.ca_bundle, flush=True)
+    if upstream.startswith("http://"):
+        relay = ToolFieldsRelay(declared_fields(tools), upstream)
+        asyncio.run(relay.start())
+        print(relay.url, flush=True)
+    else:
+        relay = ToolFieldsRelay(
+            declared_fields(tools),
+            upstream,
+            verify=ssl.create_default_context(cafile=ca),
+            first_party=True,
+        )
+        asyncio.run(relay.start())
+        print(relay.proxy_url, relay.ca_bundle, flush=True)
     for _ in sys.stdin:
         usage = resource.getrusage(resource.RUSAGE_SELF)
         print(usage.ru_utime + usage.ru_stime, flush=True)
@@ -313,7 +326,11 @@ class Client:
 
     def __init__(self, upstream: str, ca: str, proxy: str | None = None) -> None:
         target = urllib.parse.urlsplit(upstream)
-        if proxy is None:
+        self.prefix = ""
+        if target.scheme == "http":  # plain HTTP: the stand-in, or a base-URL relay
+            self.prefix = target.path.rstrip("/")
+            self.conn = http.client.HTTPConnection(target.hostname or "", target.port)
+        elif proxy is None:
             context = ssl.create_default_context(cafile=ca)
             self.conn = http.client.HTTPSConnection(
                 target.hostname or "", target.port, context=context
@@ -345,7 +362,9 @@ class Client:
 
     def first_byte(self, body: bytes) -> float:
         start = time.perf_counter()
-        self.conn.request("POST", "/v1/messages?beta=true", body, self.headers)
+        self.conn.request(
+            "POST", self.prefix + "/v1/messages?beta=true", body, self.headers
+        )
         response = self.conn.getresponse()
         response.read(1)
         elapsed = time.perf_counter() - start
@@ -419,7 +438,7 @@ def tls_alone(size_kb: int, context_dir: str, rounds: int = 9) -> float:
         bios[2].write(sealed)  # Claude Code's leg, decrypted
         got = 0
         while got < len(body):
-            # with a buffer, read returns a count (typeshed says bytes)
+            # With a buffer, read() returns the count (typeshed says bytes).
             got += cast(int, far.read(len(body) - got, into[got:]))
         for start in range(0, len(body), 262144):  # the upstream's, encrypted
             far.write(into[start : start + 262144])
@@ -457,41 +476,49 @@ def rewrite_alone(size_kb: int, tools: int, rounds: int = 9) -> dict[str, float]
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     import importlib.metadata as md
 
+    load_start = os.getloadavg()[0]
     directory = tempfile.mkdtemp(prefix="bench-relay-")
     stand_in = Helper(
         "--role", "stand-in", "--dir", directory, "--stream-mb", str(args.stream_mb)
     )
     ca = str(Path(directory) / "loopback.pem")
     tls_dir = tempfile.mkdtemp(prefix="bench-relay-tls-")
+    plain_in = Helper(  # a directory of its own: it writes a certificate too
+        "--role", "stand-in", "--dir", tempfile.mkdtemp(prefix="bench-relay-plain-"),
+        "--stream-mb", "1", "--plain",
+    )  # fmt: skip
     relays: dict[int, Helper] = {}
+    plain_relays: dict[int, Helper] = {}
     cells: list[dict[str, Any]] = []
     try:
         direct = Client(stand_in.line, ca)
+        plain_direct = Client(plain_in.line, ca)
         for tools in TOOL_COUNTS:
             relays[tools] = Helper(
                 "--role", "relay", "--upstream", stand_in.line, "--ca", ca,
+                "--tools", str(tools),
+            )  # fmt: skip
+            plain_relays[tools] = Helper(
+                "--role", "relay", "--upstream", plain_in.line, "--ca", ca,
                 "--tools", str(tools),
             )  # fmt: skip
         for tools, relay in relays.items():
             proxy, bundle = relay.line.split(" ", 1)
             through = Client(stand_in.line, bundle, proxy)
             clients = {"direct": direct, "relay": through}
+            plain: dict[str, Client] = {"direct": plain_direct}
             for size_kb in SIZES_KB:
                 rounds = _rounds(args, size_kb)
                 bodies = _turns(request_body(size_kb * 1024, tools), rounds)
-                for body in bodies[: args.warmup]:
-                    for client in clients.values():
-                        client.first_byte(body)
-                ttfb: dict[str, list[float]] = {"direct": [], "relay": []}
-                added: list[float] = []
-                cpu_before = relay.cpu()
-                for i, body in enumerate(bodies):
-                    order = ("direct", "relay") if i % 2 == 0 else ("relay", "direct")
-                    pair = {name: clients[name].first_byte(body) for name in order}
-                    for name, value in pair.items():
-                        ttfb[name].append(value)
-                    added.append(pair["relay"] - pair["direct"])
-                cpu = (relay.cpu() - cpu_before) / rounds
+                ttfb, added, cpu = _paired(args, clients, relay, bodies)
+                if "relay" not in plain:
+                    # Connected when it is used, as Claude Code does: the
+                    # relay closes a connection silent for 2 s that has not
+                    # authenticated (its admission rule).
+                    plain["relay"] = Client(plain_relays[tools].line, ca)
+                _, plain_added, plain_cpu = _paired(
+                    args, plain, plain_relays[tools], bodies
+                )
                 cells.append(
                     {
                         "size_kb": size_kb,
@@ -509,22 +536,30 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                             "median": statistics.median(added) * 1e3,
                             "p90": percentile(added, 90) * 1e3,
                         },
+                        "plain_relay_cpu_ms": plain_cpu * 1e3,
+                        "plain_added_ms": {
+                            "median": statistics.median(plain_added) * 1e3,
+                            "p90": percentile(plain_added, 90) * 1e3,
+                        },
                     }
                 )
                 print(_cell_line(cells[-1]), flush=True)
+            plain["relay"].conn.close()
             if tools != TOOL_COUNTS[-1]:
                 through.conn.close()
         streaming = _streaming(args, clients, relays[TOOL_COUNTS[-1]])
     finally:
-        for helper in relays.values():
+        for helper in [*relays.values(), *plain_relays.values()]:
             helper.stop()
         stand_in.stop()
+        plain_in.stop()
     return {
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "mcp": md.version("mcp"),
         "http_client": "httpx2" if md.version("mcp").startswith("2") else "httpx",
         "date": time.strftime("%Y-%m-%d"),
+        "load_start": load_start,
         "load": os.getloadavg()[0],
         "rounds_70kb": args.rounds,
         "cells": cells,
@@ -532,12 +567,39 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _paired(
+    args: argparse.Namespace,
+    clients: dict[str, Client],
+    relay: Helper,
+    bodies: list[bytes],
+) -> tuple[dict[str, list[float]], list[float], float]:
+    """Each body straight and through ``relay``, in alternating order: the
+    first-byte times per path, the paired differences relay - direct, and
+    the relay's CPU seconds per request."""
+    for body in bodies[: args.warmup]:
+        for client in clients.values():
+            client.first_byte(body)
+    ttfb: dict[str, list[float]] = {"direct": [], "relay": []}
+    added: list[float] = []
+    cpu_before = relay.cpu()
+    for i, body in enumerate(bodies):
+        order = ("direct", "relay") if i % 2 == 0 else ("relay", "direct")
+        pair = {name: clients[name].first_byte(body) for name in order}
+        for name, value in pair.items():
+            ttfb[name].append(value)
+        added.append(pair["relay"] - pair["direct"])
+    return ttfb, added, (relay.cpu() - cpu_before) / len(bodies)
+
+
 def _cell_line(cell: dict[str, Any]) -> str:
     return (
         f"{cell['size_kb']:>5} KB {cell['tools']:>3} tools: relay CPU "
         f"{cell['relay_cpu_ms']:.2f} ms/request, first byte "
         f"{cell['ttfb_ms']['relay']:.2f} vs {cell['ttfb_ms']['direct']:.2f} ms, "
-        f"added {cell['added_ms']['median']:.2f} ms (p90 {cell['added_ms']['p90']:.2f})"
+        f"added {cell['added_ms']['median']:.2f} ms (p90 {cell['added_ms']['p90']:.2f}); "
+        f"TLS alone {cell['tls_ms']:.2f} ms; plain HTTP: relay CPU "
+        f"{cell['plain_relay_cpu_ms']:.2f} ms, added "
+        f"{cell['plain_added_ms']['median']:.2f} ms"
     )
 
 
@@ -593,6 +655,13 @@ def _cell(run: dict[str, Any], size_kb: int, tools: int) -> dict[str, Any]:
     )
 
 
+def _load(run: dict[str, Any]) -> str:
+    end = f"{run['load']:.1f} at the end"
+    if "load_start" not in run:
+        return f"{end} of the mcp {run['mcp']} run"
+    return f"{run['load_start']:.1f} at the start and {end} of the mcp {run['mcp']} run"
+
+
 def _size(size_kb: int) -> str:
     return f"{size_kb // 1024} MB" if size_kb >= 1024 else f"{size_kb} KB"
 
@@ -602,9 +671,9 @@ def render(runs: list[dict[str, Any]]) -> str:
     out = [
         f"Measured {first['date']} with `tools/nox -s bench_relay` "
         f"(`tools/bench_relay.py`): Python {first['python']}, {first['cpus']} "
-        "CPUs shared with other work (load average "
-        + ", ".join(f"{run['load']:.1f}" for run in runs)
-        + " at the end of each run), proxy mode with TLS both ways against "
+        "CPUs shared with other work (1-minute load average "
+        + ", ".join(_load(run) for run in runs)
+        + "), proxy mode with TLS both ways against "
         "TLS straight to the stand-in upstream, in one run per mcp major; "
         "Claude Code, the SDK's process and the stand-in upstream each a "
         "process of its own on loopback. Requests in Claude Code's key order; "
@@ -637,7 +706,7 @@ def render(runs: list[dict[str, Any]]) -> str:
                     f"{cell['rewrite_ms']['first_ms']:.2f} / "
                     f"{cell['rewrite_ms']['later_ms']:.3f} ms |"
                 )
-        out.append("")
+        out += ["", *_breakdown(run)]
 
     def row(label: str, cell: Any) -> str:
         return f"| {label} |" + "".join(f" {cell(run)} |" for run in runs)
@@ -669,6 +738,39 @@ def render(runs: list[dict[str, Any]]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _breakdown(run: dict[str, Any]) -> list[str]:
+    """Where the relay's CPU per request goes, and the same hop over plain
+    HTTP (a base-URL relay, no TLS either leg) as a control of the same run."""
+    if not all("plain_relay_cpu_ms" in cell for cell in run["cells"]):
+        return []  # figures of an earlier bench, without the control
+    out = [
+        f"Where it goes (mcp {run['mcp']}): per request, the relay's CPU in "
+        "proxy mode; TLS both ways by itself (OpenSSL decrypting the body "
+        "from Claude Code and encrypting it to the upstream, measured "
+        "alone); the rewrite by itself on a later turn; and the same relay "
+        "over plain HTTP both ways (base-URL mode to a plain-HTTP stand-in, "
+        "against that stand-in directly, interleaved alike): its CPU and "
+        "what it adds to the first byte.",
+        "",
+        "| body | SDK tools | relay CPU, proxy mode | TLS both ways alone | "
+        "rewrite alone, later turn | relay CPU, plain HTTP | added to first "
+        "byte, plain HTTP, median (p90) |",
+        "|---|--:|--:|--:|--:|--:|--:|",
+    ]
+    for size_kb in SIZES_KB:
+        for tools in TOOL_COUNTS:
+            cell = _cell(run, size_kb, tools)
+            out.append(
+                f"| {_size(size_kb)} | {tools} | {cell['relay_cpu_ms']:.2f} ms | "
+                f"{cell['tls_ms']:.2f} ms | "
+                f"{cell['rewrite_ms']['later_ms']:.3f} ms | "
+                f"{cell['plain_relay_cpu_ms']:.2f} ms | "
+                f"{cell['plain_added_ms']['median']:.2f} "
+                f"({cell['plain_added_ms']['p90']:.2f}) ms |"
+            )
+    return [*out, ""]
+
+
 def publish() -> None:
     runs = [
         json.loads(path.read_text("utf-8"))
@@ -689,6 +791,7 @@ def main() -> None:
     parser.add_argument("--dir", help=argparse.SUPPRESS)
     parser.add_argument("--ca", help=argparse.SUPPRESS)
     parser.add_argument("--tools", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--plain", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--rounds", type=int, default=200,
                         help="interleaved rounds at 70 KB (fewer for larger bodies)")  # fmt: skip
     parser.add_argument("--warmup", type=int, default=5)
@@ -699,7 +802,7 @@ def main() -> None:
                         help="rewrite docs/relay.md's table from .cache/bench/relay-*.json")  # fmt: skip
     args = parser.parse_args()
     if args.role == "stand-in":
-        return serve_stand_in(args.dir, args.stream_mb * 1024 * 1024)
+        return serve_stand_in(args.dir, args.stream_mb * 1024 * 1024, args.plain)
     if args.role == "relay":
         return serve_relay(args.upstream, args.ca, args.tools)
     figures = measure(args)

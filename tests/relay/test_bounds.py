@@ -160,16 +160,18 @@ async def test_a_declared_tool_in_a_messages_path_with_params_is_not_rewritten(
 async def test_a_request_without_the_secret_is_refused_before_its_body(
     relay: ToolFieldsRelay, upstream: Upstream
 ) -> None:
-    # Headers announcing 1 GB, and no body: the refusal comes at once, and
-    # the connection is closed instead of waiting for (or reading) the body.
-    with _connection(relay) as sock:
+    # Headers announcing 1 GB, and 64 KiB of it: the body never completes,
+    # so a relay that read it before refusing would wait for it until its
+    # idle timeout (10 minutes). Logic, not speed: the refusal and the close
+    # arrive at all, long before that (the minute allowed is for a starved
+    # machine), with the body still owed.
+    assert relay_server.IDLE_TIMEOUT_S >= 600
+    with _connection(relay, timeout=60) as sock:
         sock.sendall(
             b"POST /v1/messages HTTP/1.1\r\nHost: relay\r\n"
             b"Content-Length: 1000000000\r\n\r\n" + b"x" * 65536
         )
-        started = time.monotonic()
         reply = await asyncio.to_thread(_read_until_closed, sock)
-    assert time.monotonic() - started < 5
     assert reply.startswith(b"HTTP/1.1 404 ")
     assert b"connection: close" in reply.lower()
     assert upstream.seen == []
@@ -241,38 +243,46 @@ async def test_a_chunked_body_over_the_limit_is_a_413_and_at_the_limit_passes(
 async def test_headers_that_do_not_arrive_in_time_close_the_connection(
     relay: ToolFieldsRelay, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Logic, not speed: with the timeouts at 0.5 s, nothing but them closes
+    # these connections before the idle timeout (10 minutes), so each must
+    # be closed at all, within a minute a starved machine cannot exhaust.
     monkeypatch.setattr(relay_server, "HEADER_TIMEOUT_S", 0.5)
     monkeypatch.setattr(relay_server, "PENDING_TIMEOUT_S", 0.5)
+    assert relay_server.IDLE_TIMEOUT_S >= 600
 
-    def silent() -> float:
+    def silent() -> bool:
         with _connection(relay) as sock:
-            started = time.monotonic()
-            assert _closed_within(sock, 5)
-            return time.monotonic() - started
+            return _closed_within(sock, 60)
 
-    def trickle() -> float:  # one byte at a time, never finishing the headers
+    def trickle() -> int:
+        # One byte every 50 ms, never finishing the headers: the connection
+        # is never idle, so only a deadline on the whole head cuts it off.
+        sent = 0
         with _connection(relay) as sock:
-            started = time.monotonic()
             try:
-                for byte in b"POST /x HTTP/1.1\r\nX-A: " + b"a" * 100:
+                for byte in b"POST /x HTTP/1.1\r\nX-A: " + b"a" * 1200:  # >= 60 s
                     sock.sendall(bytes([byte]))
+                    sent += 1
                     time.sleep(0.05)
             except OSError:
-                return time.monotonic() - started
+                return sent
             raise AssertionError("the trickle was never cut off")
 
-    assert await asyncio.to_thread(silent) < 2.5
-    assert await asyncio.to_thread(trickle) < 2.5
+    assert await asyncio.to_thread(silent)
+    assert await asyncio.to_thread(trickle) > 0
 
 
 async def test_an_idle_connection_is_closed_but_a_long_response_is_not(
     relay: ToolFieldsRelay, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Logic, not speed: the response is silent for three idle timeouts (at
+    # least; a starved machine only makes it longer) and arrives whole; then
+    # the idle connection is closed, by nothing but the idle timeout.
     monkeypatch.setattr(relay_server, "IDLE_TIMEOUT_S", 0.5)
-    upstream.pause = 1.5  # a response silent for three idle timeouts
+    upstream.pause = 1.5
     _, prefix = _port_and_prefix(relay)
 
-    def exchange() -> tuple[bytes, float]:
+    def exchange() -> tuple[bytes, bool]:
         with _connection(relay) as sock:
             sock.sendall(
                 b"POST " + prefix + b"/slow HTTP/1.1\r\nHost: relay\r\n"
@@ -280,14 +290,14 @@ async def test_an_idle_connection_is_closed_but_a_long_response_is_not(
             )
             reply = b""
             while not reply.endswith(b"0\r\n\r\n"):
-                reply += sock.recv(65536)
-            done = time.monotonic()
-            assert _closed_within(sock, 5)  # then idle: closed
-            return reply, time.monotonic() - done
+                chunk = sock.recv(65536)
+                assert chunk, f"closed during the response: {reply!r}"
+                reply += chunk
+            return reply, _closed_within(sock, 60)  # then idle: closed
 
-    reply, idle_for = await asyncio.to_thread(exchange)
+    reply, closed = await asyncio.to_thread(exchange)
     assert upstream.first in reply and upstream.rest in reply
-    assert idle_for < 2.5
+    assert closed
 
 
 async def test_connections_that_never_authenticate_are_capped_not_the_clis(

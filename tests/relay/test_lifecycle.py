@@ -84,7 +84,7 @@ def open_fds() -> set[str]:
     return {entry.name for entry in Path("/proc/self/fd").iterdir()}
 
 
-def leaked_fds(before: set[str], within: float = 2.0) -> set[str]:
+def leaked_fds(before: set[str], within: float = 10.0) -> set[str]:
     deadline = time.monotonic() + within
     while (extra := open_fds() - before) and time.monotonic() < deadline:
         time.sleep(0.02)

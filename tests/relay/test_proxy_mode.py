@@ -307,7 +307,7 @@ async def test_stop_closes_open_tunnels_and_terminated_connections(
     assert not [
         t for t in threading.enumerate() if t.name.startswith("claude-agent-sdk-tool")
     ]
-    deadline = time.monotonic() + 2
+    deadline = time.monotonic() + 10  # returns at once when they are closed
     while fds() - before and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
     assert fds() - before == set()
