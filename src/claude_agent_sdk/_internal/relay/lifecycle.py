@@ -55,8 +55,10 @@ What it guarantees:
 How it runs: this module owns a dedicated thread with its own asyncio loop,
 on which ``server`` serves the CLI's connections (h11 on an asyncio
 protocol), ``rewrite`` changes the request bodies and
-``connections`` forwards them through httpcore's pool, the transport
-of the httpx-style client mcp already installs. The caller's event loop
+``connections`` forwards them over its own keep-alive HTTP/1.1
+connections on asyncio transports (httpcore, the transport of the
+httpx-style client mcp already installs, only for an ``https://`` or SOCKS
+proxy). The caller's event loop
 (asyncio or trio) only starts and stops that thread, through
 ``anyio.to_thread``, so the relay works the same under either and never
 competes with the caller's tasks.
