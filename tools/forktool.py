@@ -229,6 +229,8 @@ def patch_message(patch: Path) -> str:
     while index < len(lines) and lines[index].startswith(" "):
         subject.append(lines[index].strip())  # a folded Subject: header
         index += 1
+    while index < len(lines) and lines[index]:
+        index += 1  # mail headers after it (MIME-Version: ... for non-ASCII text)
     return " ".join(subject) + "\n" + "\n".join(lines[index:]).rstrip() + "\n"
 
 

@@ -435,6 +435,34 @@ async def test_over_a_cap_the_relay_sends_the_first_strict_naming_the_rest_once(
     assert "30 strict tools" in warnings[0] and "limit of 20" in warnings[0]
 
 
+async def test_a_request_over_a_cap_by_its_own_strict_tools_still_goes_out(
+    upstream: Upstream, client: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # 21 tools the request itself marks strict (over the cap of 20 without
+    # the relay) and one SDK tool with examples and strict: the relay adds
+    # no strict, adds the examples, and sends the request (the API answers
+    # it as it would without the relay); one WARNING per relay says so.
+    caplog.set_level(logging.WARNING)
+    own = [entry(f"mcp__one__t{i}", SCHEMA, strict=True) for i in range(21)]
+    sdk = "mcp__sdk__search"
+    fields = {sdk: {"strict": True, "input_examples": [{"q": "x"}]}}
+    body = body_of(*own, entry(sdk, SCHEMA))
+    async with ToolFieldsRelay(fields, upstream.url) as relay:
+        for _ in range(2):
+            response = await client.post(relay.url + "/v1/messages", content=body)
+            assert response.status_code == 200
+    assert len(upstream.seen) == 2
+    for seen in upstream.seen:
+        tools = {t["name"]: t for t in seen.json()["tools"]}
+        assert [tools[e["name"]] for e in own] == own
+        assert tools[sdk] == entry(sdk, SCHEMA, input_examples=[{"q": "x"}])
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    limits = [w for w in warnings if "by themselves" in w]
+    assert len(limits) == 1, warnings
+    assert "21 strict tools" in limits[0] and "it is sent" in limits[0]
+    assert any(sdk in w and "without strict" in w for w in warnings), warnings
+
+
 async def test_the_relay_sends_the_strict_form_with_the_beta_and_warns_once(
     upstream: Upstream, client: Any, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -45,10 +45,11 @@ What it guarantees:
 - Responses stream back as they arrive (server-sent events), with status,
   headers and content-encoding unchanged; when the CLI goes away, the
   upstream request is closed.
-- No silent downgrade: a request that the additions would push over strict
-  mode's per-request caps is not sent (the CLI gets a 400-shaped error naming
-  the cap and the tools), and an API 400 to a modified request is passed
-  through unchanged and logged at WARNING with the tools that were modified.
+- Over strict mode's per-request caps the request still goes out: the
+  first tools stay strict, the rest without, named once at WARNING; one
+  whose own strict tools go over a cap by themselves gets no strict added.
+  An API 400 to a modified request is passed through unchanged and logged
+  at WARNING with the tools that were modified.
 - ``x-api-key`` and ``Authorization`` are forwarded and never logged, stored
   or echoed.
 

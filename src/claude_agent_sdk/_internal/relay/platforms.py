@@ -347,8 +347,7 @@ class PlatformForwarder(Forwarder):
                 rewrite = self._rewrite(body)
             else:
                 rewrite = self._rewrite_encoded(body, encoding)
-        if not self._report(rewrite, cli):
-            return
+        self._report(rewrite)
         if rewrite.modified_tools:
             betas = [
                 beta

@@ -340,8 +340,11 @@ def rewrite_body(
     then ``unchanged_because`` says why and ``lost_tools`` names the declared
     tools it holds. When something was added, the strict tools of the
     resulting request (those marked ``strict: true``, whoever marked them)
-    are counted against strict mode's per-request caps; any cap they go over
-    is in ``exceeded``, and such a request must not be sent.
+    are counted against strict mode's per-request caps: the relay's own
+    strict additions are degraded to fit (``over_caps``), and any cap the
+    tools the request already marked strict go over by themselves is in
+    ``exceeded`` (the request still goes out; the API answers it as it
+    would without the relay).
 
     The work is the ``tools`` array's and the members after it, never the
     conversation's: the top-level ``"tools"`` key is looked for from the
@@ -1107,9 +1110,10 @@ def over_caps_message(tools: Iterable[str], rewrite: Rewrite) -> str:
 
 def limits_message(rewrite: Rewrite) -> str:
     return (
-        "tool_fields_relay did not send this request: adding strict to "
-        f"{', '.join(rewrite.modified_tools)} goes over strict mode's per-request "
-        "limits: " + "; ".join(str(limit) for limit in rewrite.exceeded)
+        "tool_fields_relay added strict to no tool of a request whose tools "
+        "already marked strict go over strict mode's per-request limits by "
+        "themselves: " + "; ".join(str(limit) for limit in rewrite.exceeded)
+        + "; it is sent, and the API answers it as it would without the relay"
     )
 
 

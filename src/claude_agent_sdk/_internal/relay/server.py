@@ -431,6 +431,7 @@ class Forwarder:
         self._warned_not_strict: set[str] = set()
         # Tools sent without strict at the per-request caps: named once.
         self._warned_over_caps: set[str] = set()
+        self._warned_exceeded: set[frozenset[str]] = set()
         self._pool = pool
         self._errors = transport_errors()
         # The last tools array and what the rewrite made of it: Claude Code
@@ -467,15 +468,14 @@ class Forwarder:
                 rewrite = self._rewrite(body)
             else:
                 rewrite = self._rewrite_encoded(body, encoding)
-        if not self._report(rewrite, cli):
-            return
+        self._report(rewrite)
         if rewrite.modified_tools:
             headers = with_betas(headers, rewrite.betas)
         await self._forward(request.method, rest, headers, rewrite, cli)
 
-    def _report(self, rewrite: Rewrite, cli: CliConnection) -> bool:
-        """Warn (once per tool) of what ``rewrite`` could not do; answer the
-        CLI and return False when the request must not go out."""
+    def _report(self, rewrite: Rewrite) -> None:
+        """Warn (once per tool, or per cap) of what ``rewrite`` could not do;
+        the request goes out either way."""
         if rewrite.unchanged_because:
             logger.warning("%s", unchanged_message(rewrite))
         for tool, reason in rewrite.not_strict:
@@ -487,11 +487,13 @@ class Forwarder:
             self._warned_over_caps.update(demoted)
             logger.warning("%s", over_caps_message(demoted, rewrite))
         if rewrite.exceeded:
-            message = limits_message(rewrite)
-            logger.warning("%s", message)
-            cli.respond_error(400, "invalid_request_error", message)
-            return False
-        return True
+            # Over a cap by the tools the request itself marked strict: the
+            # relay added no strict (it degrades its own to fit), so the
+            # request is not its to refuse.
+            caps = frozenset(limit.limit for limit in rewrite.exceeded)
+            if caps not in self._warned_exceeded:
+                self._warned_exceeded.add(caps)
+                logger.warning("%s", limits_message(rewrite))
 
     def _rewrite(self, body: bytes) -> Rewrite:
         """``rewrite_body``, but never an error: a body it fails on goes
