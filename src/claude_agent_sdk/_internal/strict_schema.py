@@ -51,6 +51,14 @@ subset, and holds calls to everything the author wrote:
   ``check_request_limits`` to the SDK servers of one query; the relay, which
   sees each request, degrades instead (``relay.rewrite``).
 
+Only strict mode loads this module: ``schema_checks.served_input_schema``
+and ``create_sdk_mcp_server`` import it with the first tool that has
+``strict=True``, and the relay's rewrite with the relay; tools without
+``strict`` never load it. ``check_request_limits`` knows a server's strict
+tools because ``check_server_limits`` remembered them (by server instance);
+before this module is loaded there are none, and
+``_internal.client.check_strict_tool_limits`` skips the check.
+
 Nothing here raises on any value: a malformed, non-finite or too deeply
 nested schema is reported, not crashed on. References are resolved as
 jsonschema resolves them and never fetched.
