@@ -120,6 +120,45 @@ def test_plain_tools_start_without_the_schema_checks() -> None:
     assert seen == {"import": [], "start-up": [], "read": []}, seen
 
 
+# A server of clean JSON Schema tools (what most published tools are)
+# answers its first tools/list, in a fresh interpreter; prints which strict
+# modules were imported by then.
+FIRST_LISTING = r"""
+import asyncio, json, sys
+from claude_agent_sdk import create_sdk_mcp_server, tool
+from tests.lib.cli_peer import serve
+
+async def handler(args):
+    return {"content": []}
+
+schema = {
+    "type": "object",
+    "properties": {"q": {"type": "string", "description": "terms"},
+                   "n": {"type": "integer", "minimum": 1, "maximum": 50}},
+    "required": ["q"],
+}
+server = create_sdk_mcp_server(
+    "srv", tools=[tool(f"t{i}", "d", schema)(handler) for i in range(20)]
+)
+listed, _ = asyncio.run(serve(server, []))
+assert len(listed) == 20
+print(json.dumps(sorted(
+    name.rsplit(".", 1)[1] for name in sys.modules
+    if name.rsplit(".", 1)[-1] in sys.argv[1:]
+    and name.startswith("claude_agent_sdk.")
+)))
+"""
+
+
+@pytest.mark.requires_patch("strict-schema-checks")
+def test_a_clean_schemas_first_listing_loads_none_of_the_checks() -> None:
+    # The one-walk check (plain_schema) vouches for these schemas, so the
+    # checks they could not fail at are never imported (issue 29, item 4:
+    # loading them was most of a JSON Schema server's first tools/list).
+    loaded: Any = _fresh_interpreter(FIRST_LISTING)  # a JSON list here
+    assert loaded == []
+
+
 class _Caught(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.WARNING)

@@ -23,7 +23,7 @@ tool is defined, so it is checked there:
 - ``served_input_schema`` is the one pass a tool's schema goes through,
   once per tool. For a ``strict=True`` tool: the schema's graph
   (``schema_graph.SchemaGraph.of``, stage one) is built only when the
-  one-walk check (``_plainly_valid``) cannot vouch for the schema; these
+  one-walk check (``plain_schema.plainly_valid``) cannot vouch for the schema; these
   checks (stage two) take it; strict mode's transform
   (``strict_schema.strict_schemas``, stage three) takes the same graph, or
   serves a schema that needs none without one. No stage calls back into an
@@ -41,7 +41,6 @@ resolves them and without retrieving anything.
 from __future__ import annotations
 
 import json
-import math
 import re
 import sys
 import warnings
@@ -51,10 +50,10 @@ from typing import Any
 import jsonschema
 
 from .notices import notice_logger
+from .plain_schema import plainly_valid
 from .schema_graph import (
     MAX_SCHEMA_DEPTH,
     MAX_SCHEMA_POSITIONS,
-    PLAIN_DIALECTS,
     SchemaGraph,
     pointer,
     python_pattern,
@@ -230,161 +229,8 @@ def _regex_problem(pattern: Any, strict: bool = False) -> str | None:
     return None
 
 
-_SIMPLE_TYPES = frozenset(
-    {"array", "boolean", "integer", "null", "number", "object", "string"}
-)
-_SCHEMA_KEYWORDS = frozenset(
-    {
-        "additionalProperties",
-        "items",
-        "not",
-        "if",
-        "then",
-        "else",
-        "contains",
-        "propertyNames",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-        "contentSchema",
-    }
-)
-_SCHEMA_MAP_KEYWORDS = frozenset(
-    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
-)
-_NON_EMPTY_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf"})
-_COUNTS = frozenset(
-    {
-        "minLength",
-        "maxLength",
-        "minItems",
-        "maxItems",
-        "minProperties",
-        "maxProperties",
-        "minContains",
-        "maxContains",
-    }
-)
-_NUMBERS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
-_STRINGS = frozenset(
-    {
-        "title",
-        "description",
-        "format",
-        "pattern",
-        "$comment",
-        "$ref",
-        "contentMediaType",
-        "contentEncoding",
-    }
-)
-_BOOLEANS = frozenset({"uniqueItems", "deprecated", "readOnly", "writeOnly"})
-_ANYTHING = frozenset({"default", "const"})
-
-
-def _plainly_valid(schema: Any, *, clean: bool = False) -> bool:
-    """Whether ``schema`` surely passes the draft 2020-12 metaschema.
-
-    One walk over the keywords most schemas use, each value of the type its
-    keyword takes; anything else (``$schema``, ``$id``, ``items`` as a list,
-    a count written as ``1.0``, ...) answers False and gets the full
-    metaschema check, which is what keeps this conservative. Keywords the
-    metaschema does not name are annotations it accepts with any value. A
-    root ``$schema`` must be one of ``PLAIN_DIALECTS``, whose metaschemas
-    accept at least what this walk does.
-
-    With ``clean``, also whether ``find_schema_problems`` would find
-    nothing: no reference, no ``pattern``, nothing nested deeper than half
-    ``MAX_SCHEMA_DEPTH``, no non-finite number (data under ``enum``,
-    ``const``, ``default``, ``examples`` and unknown keywords included). Most
-    schemas are, and are then checked in this one walk.
-    """
-    stack: list[tuple[Any, int]] = [(schema, 0)]
-    deepest = MAX_SCHEMA_DEPTH // 2
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, bool):
-            continue
-        if not isinstance(value, dict) or depth > deepest:
-            return False
-        inner = depth + 1
-        for key, item in value.items():
-            if key in _SCHEMA_KEYWORDS:
-                stack.append((item, inner))
-            elif key in _SCHEMA_MAP_KEYWORDS:
-                if not isinstance(item, dict) or (clean and key == "patternProperties"):
-                    return False
-                stack.extend((sub, inner + 1) for sub in item.values())
-            elif key in _NON_EMPTY_SCHEMA_LISTS or key == "prefixItems":
-                if not isinstance(item, list) or (not item and key != "prefixItems"):
-                    return False
-                stack.extend((sub, inner + 1) for sub in item)
-            elif key == "type":
-                if isinstance(item, str):
-                    if item not in _SIMPLE_TYPES:
-                        return False
-                elif not (
-                    isinstance(item, list)
-                    and item
-                    and all(isinstance(t, str) and t in _SIMPLE_TYPES for t in item)
-                    and len(set(item)) == len(item)
-                ):
-                    return False
-            elif key == "required":
-                if not (
-                    isinstance(item, list)
-                    and all(isinstance(name, str) for name in item)
-                    and len(set(item)) == len(item)
-                ):
-                    return False
-            elif key in _COUNTS:
-                if not (type(item) is int and item >= 0):
-                    return False
-            elif key in _NUMBERS or key == "multipleOf":
-                if (
-                    isinstance(item, bool)
-                    or not isinstance(item, int | float)
-                    or (clean and not math.isfinite(item))
-                    or (key == "multipleOf" and not item > 0)
-                ):
-                    return False
-            elif key in _STRINGS:
-                if not isinstance(item, str) or (clean and key in ("pattern", "$ref")):
-                    return False
-            elif key in _BOOLEANS:
-                if not isinstance(item, bool):
-                    return False
-            elif key == "$schema" and depth == 0:
-                if not (isinstance(item, str) and item in PLAIN_DIALECTS):
-                    return False
-            elif key.startswith("$") or key in ("dependencies", "dependentRequired"):
-                return False  # the full check decides
-            elif key in ("enum", "examples") and not isinstance(item, list):
-                return False
-            elif clean and not _plain_data(item, inner, deepest):
-                return False  # enum, const, default, examples, annotations
-    return True
-
-
-def _plain_data(value: Any, depth: int, deepest: int) -> bool:
-    """Whether JSON data holds only finite numbers, within ``deepest`` levels."""
-    if isinstance(value, str | bool | int) or value is None:
-        return True
-    stack = [(value, depth)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, float):
-            if not math.isfinite(value):
-                return False
-        elif isinstance(value, dict | list):
-            if depth > deepest:
-                return False
-            items = value.values() if isinstance(value, dict) else value
-            stack.extend((item, depth + 1) for item in items)
-    return True
-
-
 def _metaschema_problems(schema: Any, strict: bool = False) -> list[SchemaProblem]:
-    if _plainly_valid(schema):
+    if plainly_valid(schema):
         return []
     if strict:  # the metaschema's "regex" format is checked with Python's re
         schema = python_patterns(schema)
@@ -450,7 +296,7 @@ def check_input_schema(
     and the tool is served as upstream serves it.
     """
     where = f"Tool '{tool_name}': {field}"
-    if _plainly_valid(schema, clean=True):
+    if plainly_valid(schema, clean=True):
         return  # nothing any check below could find, seen in one walk
     if graph is None and any(p.kind == "too deep" for p in shape_problems(schema)):
         _too_deep(where, opted_in)
@@ -560,7 +406,7 @@ def served_input_schema(tool_def: Any, schema: dict[str, Any]) -> dict[str, Any]
     # then strict mode's transform takes it (or serves a schema that needs
     # no graph without one). Patterns are checked as Python's re will match
     # them: a strict schema's ECMA-262 named groups are translated.
-    graph = None if _plainly_valid(schema, clean=True) else SchemaGraph.of(schema)
+    graph = None if plainly_valid(schema, clean=True) else SchemaGraph.of(schema)
     check_input_schema(
         tool_def.name,
         schema if graph is None else graph.document,

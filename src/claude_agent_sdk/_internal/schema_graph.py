@@ -37,14 +37,8 @@ import referencing.exceptions
 import referencing.jsonschema
 
 from .argument_validation import OFFLINE_REGISTRY
-
-MAX_SCHEMA_DEPTH = 128
-"""Deepest JSON nesting (objects and arrays) accepted in a tool's schema.
-
-jsonschema checks a schema against its metaschema recursively, spending
-several Python frames per level; at the default recursion limit it fails
-between 160 and 200 levels. 128 leaves room for the caller's own stack.
-"""
+from .plain_schema import MAX_SCHEMA_DEPTH as MAX_SCHEMA_DEPTH
+from .plain_schema import PLAIN_DIALECTS as PLAIN_DIALECTS
 
 MAX_SCHEMA_POSITIONS = 100_000
 """Most (schema position, base URI) pairs the reference walk will visit."""
@@ -88,17 +82,6 @@ _BASE_CHANGING = frozenset(
 )  # fmt: skip
 _BASE_CHANGING_BELOW_ROOT = _BASE_CHANGING - {"$schema"}
 _DRAFT_7 = "http://json-schema.org/draft-07/schema#"
-# Dialects in which, without an "$id" or anchor, references are plain JSON
-# Pointers and the common keywords take the values draft 2020-12 gives them.
-PLAIN_DIALECTS = frozenset(
-    {
-        f"{scheme}://json-schema.org/{draft}{tail}"
-        for scheme in ("http", "https")
-        for draft in ("draft-06/schema", "draft-07/schema", "draft/2019-09/schema",
-                      "draft/2020-12/schema")
-        for tail in ("", "#")
-    }
-)  # fmt: skip
 LOCAL_POINTER = re.compile(r"#(/[^%]*)?\Z")
 
 

@@ -258,6 +258,10 @@ def first_use_schema_checks(
         for tool_def, schema in unchecked:
             if opted_in(tool_def) or schema_from_types(tool_def.input_schema):
                 continue
+            from .plain_schema import plainly_valid
+
+            if plainly_valid(schema, clean=True):
+                continue  # nothing the checks could find: they stay unloaded
             from .schema_checks import served_input_schema
 
             served_input_schema(tool_def, schema)

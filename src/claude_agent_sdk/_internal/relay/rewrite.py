@@ -1112,7 +1112,8 @@ def limits_message(rewrite: Rewrite) -> str:
     return (
         "tool_fields_relay added strict to no tool of a request whose tools "
         "already marked strict go over strict mode's per-request limits by "
-        "themselves: " + "; ".join(str(limit) for limit in rewrite.exceeded)
+        "themselves: "
+        + "; ".join(str(limit) for limit in rewrite.exceeded)
         + "; it is sent, and the API answers it as it would without the relay"
     )
 

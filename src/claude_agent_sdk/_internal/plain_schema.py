@@ -1,0 +1,187 @@
+"""The one-walk check that most tool schemas pass, without loading the rest.
+
+``plainly_valid`` answers, in one walk over a schema's keywords, whether it
+surely passes its metaschema (and, with ``clean``, whether
+``schema_checks.find_schema_problems`` would find nothing). It imports no
+more than ``math``, so a server of plain tools whose schemas it vouches for
+answers its first ``tools/list`` without loading ``schema_checks``,
+``schema_graph`` or ``referencing`` (``tool_fields.first_use_schema_checks``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+MAX_SCHEMA_DEPTH = 128
+"""Deepest JSON nesting (objects and arrays) accepted in a tool's schema.
+
+jsonschema checks a schema against its metaschema recursively, spending
+several Python frames per level; at the default recursion limit it fails
+between 160 and 200 levels. 128 leaves room for the caller's own stack.
+"""
+
+# Dialects in which, without an "$id" or anchor, references are plain JSON
+# Pointers and the common keywords take the values draft 2020-12 gives them.
+PLAIN_DIALECTS = frozenset(
+    {
+        f"{scheme}://json-schema.org/{draft}{tail}"
+        for scheme in ("http", "https")
+        for draft in ("draft-06/schema", "draft-07/schema", "draft/2019-09/schema",
+                      "draft/2020-12/schema")
+        for tail in ("", "#")
+    }
+)  # fmt: skip
+
+
+_SIMPLE_TYPES = frozenset(
+    {"array", "boolean", "integer", "null", "number", "object", "string"}
+)
+_SCHEMA_KEYWORDS = frozenset(
+    {
+        "additionalProperties",
+        "items",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "contentSchema",
+    }
+)
+_SCHEMA_MAP_KEYWORDS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
+_NON_EMPTY_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf"})
+_COUNTS = frozenset(
+    {
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "minProperties",
+        "maxProperties",
+        "minContains",
+        "maxContains",
+    }
+)
+_NUMBERS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+_STRINGS = frozenset(
+    {
+        "title",
+        "description",
+        "format",
+        "pattern",
+        "$comment",
+        "$ref",
+        "contentMediaType",
+        "contentEncoding",
+    }
+)
+_BOOLEANS = frozenset({"uniqueItems", "deprecated", "readOnly", "writeOnly"})
+_ANYTHING = frozenset({"default", "const"})
+
+
+def plainly_valid(schema: Any, *, clean: bool = False) -> bool:
+    """Whether ``schema`` surely passes the draft 2020-12 metaschema.
+
+    One walk over the keywords most schemas use, each value of the type its
+    keyword takes; anything else (``$schema``, ``$id``, ``items`` as a list,
+    a count written as ``1.0``, ...) answers False and gets the full
+    metaschema check, which is what keeps this conservative. Keywords the
+    metaschema does not name are annotations it accepts with any value. A
+    root ``$schema`` must be one of ``PLAIN_DIALECTS``, whose metaschemas
+    accept at least what this walk does.
+
+    With ``clean``, also whether ``find_schema_problems`` would find
+    nothing: no reference, no ``pattern``, nothing nested deeper than half
+    ``MAX_SCHEMA_DEPTH``, no non-finite number (data under ``enum``,
+    ``const``, ``default``, ``examples`` and unknown keywords included). Most
+    schemas are, and are then checked in this one walk.
+    """
+    stack: list[tuple[Any, int]] = [(schema, 0)]
+    deepest = MAX_SCHEMA_DEPTH // 2
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, bool):
+            continue
+        if not isinstance(value, dict) or depth > deepest:
+            return False
+        inner = depth + 1
+        for key, item in value.items():
+            if key in _SCHEMA_KEYWORDS:
+                stack.append((item, inner))
+            elif key in _SCHEMA_MAP_KEYWORDS:
+                if not isinstance(item, dict) or (clean and key == "patternProperties"):
+                    return False
+                stack.extend((sub, inner + 1) for sub in item.values())
+            elif key in _NON_EMPTY_SCHEMA_LISTS or key == "prefixItems":
+                if not isinstance(item, list) or (not item and key != "prefixItems"):
+                    return False
+                stack.extend((sub, inner + 1) for sub in item)
+            elif key == "type":
+                if isinstance(item, str):
+                    if item not in _SIMPLE_TYPES:
+                        return False
+                elif not (
+                    isinstance(item, list)
+                    and item
+                    and all(isinstance(t, str) and t in _SIMPLE_TYPES for t in item)
+                    and len(set(item)) == len(item)
+                ):
+                    return False
+            elif key == "required":
+                if not (
+                    isinstance(item, list)
+                    and all(isinstance(name, str) for name in item)
+                    and len(set(item)) == len(item)
+                ):
+                    return False
+            elif key in _COUNTS:
+                if not (type(item) is int and item >= 0):
+                    return False
+            elif key in _NUMBERS or key == "multipleOf":
+                if (
+                    isinstance(item, bool)
+                    or not isinstance(item, int | float)
+                    or (clean and not math.isfinite(item))
+                    or (key == "multipleOf" and not item > 0)
+                ):
+                    return False
+            elif key in _STRINGS:
+                if not isinstance(item, str) or (clean and key in ("pattern", "$ref")):
+                    return False
+            elif key in _BOOLEANS:
+                if not isinstance(item, bool):
+                    return False
+            elif key == "$schema" and depth == 0:
+                if not (isinstance(item, str) and item in PLAIN_DIALECTS):
+                    return False
+            elif key.startswith("$") or key in ("dependencies", "dependentRequired"):
+                return False  # the full check decides
+            elif key in ("enum", "examples") and not isinstance(item, list):
+                return False
+            elif clean and not _plain_data(item, inner, deepest):
+                return False  # enum, const, default, examples, annotations
+    return True
+
+
+def _plain_data(value: Any, depth: int, deepest: int) -> bool:
+    """Whether JSON data holds only finite numbers, within ``deepest`` levels."""
+    if isinstance(value, str | bool | int) or value is None:
+        return True
+    stack = [(value, depth)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                return False
+        elif isinstance(value, dict | list):
+            if depth > deepest:
+                return False
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((item, depth + 1) for item in items)
+    return True
