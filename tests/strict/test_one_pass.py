@@ -27,9 +27,11 @@ from tests.strict.test_strict_properties import tool_schemas
 
 try:
     from claude_agent_sdk._internal import schema_checks, schema_graph, strict_schema
+    from claude_agent_sdk._internal.plain_schema import (
+        plainly_valid as _plainly_valid,
+    )
     from claude_agent_sdk._internal.schema_checks import (
         _metaschema_problems,
-        _plainly_valid,
         find_schema_problems,
     )
     from claude_agent_sdk._internal.schema_graph import SchemaGraph
@@ -168,7 +170,7 @@ def test_every_schema_the_one_walk_check_passes_is_valid(
     schemas = [*_corpus(), *LOCAL, {"type": ["string", "null"], "x-extra": [1]}]
     plain = [s for s in schemas if _plainly_valid(s)]
     assert len(plain) > len(schemas) // 2
-    monkeypatch.setattr(schema_checks, "_plainly_valid", lambda s, clean=False: False)
+    monkeypatch.setattr(schema_checks, "plainly_valid", lambda s, clean=False: False)
     assert all(_metaschema_problems(s) == [] for s in plain)
 
 
