@@ -9,13 +9,15 @@ Schema only when reading it as shorthand would make the tool uncallable as
 its author wrote it (a value no shorthand holds: a JSON object, array,
 number or bool, ``"type": "object"``, or a ``$schema`` URI, as in
 ``{"$schema": "http://json-schema.org/draft-07/schema#"}``, the whole
-schema of some published tools) and it is a valid schema (every key
+schema of some published tools) and it is a valid schema (JSON, every key
 a keyword, each value of the type its keyword takes). Otherwise it is read
-as before: ``{"title": "str", "body": "str"}`` stays two parameters.
+as before: ``{"title": "str", "body": "str"}`` stays two parameters, and
+``{"default": str}`` one parameter named ``default``.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -78,7 +80,16 @@ def is_json_schema(schema: dict[str, Any]) -> bool:
             not isinstance(v, str) or k == "type" or (k == "$schema" and "://" in v)
             for k, v in schema.items()
         )
+        and _is_json(schema)  # a Python type anywhere: shorthand, as before
     )
+
+
+def _is_json(value: Any) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
 
 
 # Schemas already logged, kept so that no later dict can reuse one's id.
