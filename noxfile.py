@@ -231,7 +231,19 @@ def rebase(session: nox.Session) -> None:
 def tests(session: nox.Session, mcp: str) -> None:
     """The fork's own tests (contract, property, ...) against the built package."""
     session.install(".", MCP_MAJORS[mcp], *TEST_DEPS)
-    session.run("pytest", "-q", *NOT_PACKAGE_TESTS, *XDIST_ARGS, *session.posargs)
+    # The property tests draw the same (derandomized) examples in every cell:
+    # all of them in the default run's last cell and in the full run's cells,
+    # a fifth in the other default cells (tests/lib/examples.py).
+    python = str(session.python)
+    every = not _default_cell(python, mcp) or (python, mcp) == (PYTHONS[-1], "mcp2")
+    session.run(
+        "pytest",
+        "-q",
+        *NOT_PACKAGE_TESTS,
+        *XDIST_ARGS,
+        *session.posargs,
+        env={"FORK_PROPERTY_EXAMPLES": "all" if every else "sample"},
+    )
 
 
 @nox.session(python=TOOL_PYTHON)

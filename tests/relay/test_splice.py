@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.lib.examples import examples
 from tests.relay.cases import EXAMPLES, FIELDS, PLAIN, STRICT
 
 try:
@@ -30,7 +31,7 @@ except ImportError:  # a tree without the patch: these tests must fail
 pytestmark = pytest.mark.requires_patch("relay-request-rewrite")
 
 SETTINGS = settings(
-    max_examples=150,
+    max_examples=examples(150),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

@@ -18,10 +18,11 @@ from hypothesis import strategies as st
 
 from claude_agent_sdk import create_sdk_mcp_server, tool
 from tests.lib.cli_peer import CliPeer, json_equal
+from tests.lib.examples import examples
 
 FEATURE = pytest.mark.requires_patch("serve-extra-tool-fields")
 SETTINGS = settings(
-    max_examples=60,
+    max_examples=examples(60),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

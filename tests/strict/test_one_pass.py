@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from claude_agent_sdk import create_sdk_mcp_server, tool
+from tests.lib.examples import examples
 from tests.strict.test_strict_closing import schemas as closing_schemas
 from tests.strict.test_strict_properties import tool_schemas
 
@@ -332,7 +333,7 @@ def test_the_copying_build_answers_as_the_graph_build() -> None:
     assert len(taken) > len(schemas) * 3 // 4  # most schemas take it
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+@settings(max_examples=examples(150), deadline=None, derandomize=True, database=None,
           suppress_health_check=list(HealthCheck))  # fmt: skip
 @given(schema=tool_schemas)
 def test_the_copying_build_answers_as_the_graph_build_on_generated_schemas(
@@ -341,7 +342,7 @@ def test_the_copying_build_answers_as_the_graph_build_on_generated_schemas(
     _compare(schema)
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+@settings(max_examples=examples(150), deadline=None, derandomize=True, database=None,
           suppress_health_check=list(HealthCheck))  # fmt: skip
 @given(schema=closing_schemas() | tool_schemas)
 def test_the_graph_closing_names_are_the_index_names(schema: dict[str, Any]) -> None:

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from claude_agent_sdk import create_sdk_mcp_server, tool
 from tests.lib.cli_peer import serve
+from tests.lib.examples import examples
 
 try:
     from claude_agent_sdk._internal.strict_schema import make_strict, strict_schemas
@@ -315,7 +316,7 @@ def _uses_only_declared_names(document: Any, schema: Any, instance: Any) -> bool
 # a change, never for the draw. The class the random draw found (about one
 # run in fifty) is pinned in test_strict_known_gaps.py as an expected failure.
 @settings(
-    max_examples=400,
+    max_examples=examples(400),
     deadline=None,
     derandomize=True,
     database=None,

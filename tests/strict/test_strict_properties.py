@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 from claude_agent_sdk import create_sdk_mcp_server, tool
 from tests.lib.cli_peer import serve
+from tests.lib.examples import examples
 
 if sys.version_info >= (3, 11):
     from re import _parser as sre_parse
@@ -38,7 +39,7 @@ else:  # pragma: no cover - Python 3.10
 
 strict_patch = pytest.mark.requires_patch("strict-schema-checks")
 PROPERTY_SETTINGS = settings(
-    max_examples=200,
+    max_examples=examples(200),
     deadline=None,
     suppress_health_check=[
         HealthCheck.too_slow,
