@@ -511,14 +511,15 @@ def pull_requests(session: nox.Session) -> None:
     On pristine plus the patch's ``Depends-on`` only (its baseline): on mcp
     1.x and 2.x every test it adds to upstream's suite fails on the baseline
     or its body declares it as pinning existing behaviour (``## Tests that
-    pin existing behaviour``, ``forktool.pinned_tests``); upstream's whole
-    suite passes with it (mcp 2.x); its plain tools answer the differential
+    pin existing behaviour``, ``forktool.pinned_tests``), and passes with it;
+    its plain tools answer the differential
     cases as the baseline's do but for the rows of docs/differences.md that
     belong to it (``tests/differential/pull_request.py``; mcp 2.x, 60
     generated cases and the named and docs ones); every module it newly
     imports is a dependency its pyproject declares. ``pull_requests_full``
-    does it all on both majors, the differential with 600 generated cases
-    and the corpus. The figures go to .cache/pr/report.md.
+    does it all on both majors, with upstream's whole suite passing with
+    each pull request and the differential with 600 generated cases and the
+    corpus. The figures go to .cache/pr/report.md.
     """
     _pull_requests(session, full=False)
 
@@ -631,7 +632,10 @@ def _pull_requests(session: nox.Session, *, full: bool) -> None:
                 session.error(f"{pr.name} adds no test to upstream's suite")
         for major in MCP_MAJORS:
             session.install(MCP_MAJORS[major])
-            whole = full or major == "mcp2"
+            # Upstream's whole suite with each pull request alone: the full
+            # run (the default run has it at the track boundary in ``steps``
+            # and on the whole series in ``upstream``).
+            whole = full
             differential = full or major == "mcp2"
             jobs = {}
             for pr in prs:
