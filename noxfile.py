@@ -106,7 +106,7 @@ DEFAULT_SESSIONS = [
     "repo",
     "upstream",
     "steps",
-    "prove",
+    "prove(mcp2)",
     "pull_requests",
     *_cells("differential", default=True),
     "strict_properties",
@@ -118,6 +118,7 @@ FULL_SESSIONS = [
     *_cells("tests", default=False),
     *_cells("differential", default=False),
     "steps_full",
+    "prove(mcp1)",
     "pull_requests_full",
 ]
 # In neither run: tools for maintainers, run by hand.
