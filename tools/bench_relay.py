@@ -64,6 +64,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any, cast
 
+from tests.lib.cases import CASE_SCHEMA, GOOD_EXAMPLE
 from tests.lib.relay_upstream import Upstream
 from tests.lib.tls import loopback_certificate
 from tools.doc_blocks import write_block
@@ -80,16 +81,9 @@ SDK refuses more at start); every SDK tool declares ``input_examples``."""
 BUILTINS = 21
 """Claude Code 2.1.332's built-in tools in a query's first request."""
 
-SDK_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "jurisdiction": {"type": "string", "enum": ["se", "no", "dk"]},
-        "terms": {"type": "array", "items": {"type": "string"}},
-    },
-    "required": ["jurisdiction", "terms"],
-    "additionalProperties": False,
-}
-EXAMPLE = {"jurisdiction": "se", "terms": ["payout"]}
+# The tests' case-law search tool: its closed schema and an example.
+SDK_SCHEMA = CASE_SCHEMA
+EXAMPLE = GOOD_EXAMPLE
 BUILTIN_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
