@@ -1,10 +1,11 @@
 """Every workflow of the fork is a nox session.
 
 `tools/nox` (no arguments) runs the default set, which is the README's test
-command and what CI runs, sized to finish within 30 minutes on two cores: the
-patch check, lint, type check on both mcp majors, the fork's tests and the
-differential test against pristine upstream on the edges of the Python x mcp
-matrix (3.10 and 3.13 on both majors, 3.11 and 3.12 on one each), upstream's
+command and what CI runs, sized to finish within 30 minutes on two cores, in
+two lanes side by side (``LANES``, tools/lanes.py): the patch check, lint,
+type check on both mcp majors, the fork's tests on the edges of the Python x
+mcp matrix (3.10 and 3.13 on both majors) and 3.11 and 3.12 on one major
+each, the differential test against pristine upstream on the edges, upstream's
 own suite on three mcp versions and at each step of the series (in full at
 the upstream-track boundary, elsewhere the test modules the step's patch
 touches), the proof that the feature tests fail without their patches, each
@@ -78,12 +79,18 @@ nox.options.error_on_missing_interpreters = True
 
 
 # The Python x mcp matrix of the default run: its edges (the oldest and the
-# newest Python, on both mcp majors) and one major on each Python between,
-# alternating, so that every Python and every major is in it. The cells it
-# leaves out are in the full run.
-def _default_cell(python: str, mcp: str) -> bool:
+# newest Python, on both mcp majors) and, for the fork's tests, one major on
+# each Python between, alternating, so that every Python and every major is in
+# it. The differential's cells between the edges are in the full run only: the
+# tests cells run the fork on those Pythons, and the Python-dependent readings
+# the differential compares (typing's forms, TypedDict detection) are those of
+# 3.10 or of 3.13 (tests/differential/cases.py). The cells left out are in the
+# full run.
+def _default_cell(python: str, mcp: str, name: str = "tests") -> bool:
     if python in (PYTHONS[0], PYTHONS[-1]):
         return True
+    if name == "differential":
+        return False
     majors = list(MCP_MAJORS)
     return mcp == majors[(PYTHONS.index(python) + 1) % len(majors)]
 
@@ -93,25 +100,35 @@ def _cells(name: str, default: bool) -> list[str]:
         f"{name}-{python}({mcp})"
         for python in PYTHONS
         for mcp in MCP_MAJORS
-        if _default_cell(python, mcp) == default
+        if _default_cell(python, mcp, name) == default
     ]
 
 
 MATRIX_SESSIONS = ["tests", "differential"]
-DEFAULT_SESSIONS = [
-    "patch_check",
-    "lint",
-    "typecheck",
-    *_cells("tests", default=True),
-    "repo",
-    "upstream",
-    "steps",
-    "prove(mcp2)",
-    "pull_requests",
-    *_cells("differential", default=True),
-    "strict_properties",
-    "e2e",
+# The default run (what `.ci/run` runs): tools/nox runs it in these two lanes
+# side by side (tools/lanes.py), each about half of its sessions' wall time,
+# each lane mixing sessions that keep both cores busy (pytest-xdist, the
+# differential's six runners) with ones that leave one idle (installs, mypy,
+# the CLI's start-up). `python -m nox` with no session runs them in a row.
+LANES = [
+    [
+        "patch_check",
+        "lint",
+        "typecheck",
+        *_cells("tests", default=True),
+        "repo",
+        "upstream",
+        "e2e",
+    ],
+    [
+        "steps",
+        "prove(mcp2)",
+        "pull_requests",
+        *_cells("differential", default=True),
+        "strict_properties",
+    ],
 ]
+DEFAULT_SESSIONS = [*LANES[0], *LANES[1]]
 # What the default run leaves out; `tools/nox -t full` runs them (the `full`
 # session requires each).
 FULL_SESSIONS = [
@@ -120,6 +137,20 @@ FULL_SESSIONS = [
     "steps_full",
     "prove(mcp1)",
     "pull_requests_full",
+]
+# `tools/nox -t full` runs them in these two lanes side by side, as the
+# default run's (`full`, which only requires them, is left out there).
+FULL_LANES = [
+    [
+        *_cells("tests", default=False),
+        *[c for c in _cells("differential", default=False) if "-3.11(" in c],
+        "prove(mcp1)",
+    ],
+    [
+        *[c for c in _cells("differential", default=False) if "-3.11(" not in c],
+        "steps_full",
+        "pull_requests_full",
+    ],
 ]
 # In neither run: tools for maintainers, run by hand.
 MAINTENANCE_SESSIONS = [
@@ -921,7 +952,7 @@ def differential(session: nox.Session, mcp: str) -> None:
 
     Pristine upstream comes from its hash-checked sdist into a venv of its
     own, beside the fork in the session's venv, with the same Python and mcp.
-    ``-- --write`` (Python 3.11) rewrites the figures in docs/differences.md.
+    ``-- --write`` (the newest Python) rewrites the figures in docs/differences.md.
     """
     session.install(".", MCP_MAJORS[mcp], *TEST_DEPS)
     posargs = list(session.posargs)

@@ -122,7 +122,11 @@ def sdist(version: str | None = None, expected_sha256: str | None = None) -> Pat
             fetched = _fetch_sdist(version, Path(tmp)) or _pip_download(
                 version, Path(tmp)
             )
-            shutil.move(str(fetched), target)
+            # Into place in one step: two sessions running side by side
+            # (tools/lanes.py) may both fetch it, and neither may read half.
+            part = target_dir / f".{target.name}.{os.getpid()}.part"
+            shutil.move(str(fetched), part)
+            part.replace(target)
     actual = sha256_of(target)
     if expected_sha256 is not None and actual != expected_sha256:
         target.unlink()

@@ -19,16 +19,45 @@ def _clock(seconds: float) -> str:
     return f"{minutes}:{rest:02d}"
 
 
-def table(report: dict[str, Any]) -> str:
-    """The sessions in the order they ran, then the total."""
-    rows = ["| session | result | wall time (m:ss) |", "|---|---|---:|"]
+def table(report: dict[str, Any], wall: float | None = None) -> str:
+    """The sessions in the order they ran, then their total.
+
+    Sessions run in lanes (``tools/lanes.py``) carry a ``lane`` each: the
+    table then has a lane column, each lane's total, and ``wall``, the run's
+    own wall time (less than the total: the lanes ran side by side).
+    """
+    sessions = report["sessions"]
+    lanes = sorted({entry["lane"] for entry in sessions if "lane" in entry})
+    if lanes:
+        rows = [
+            "| session | lane | result | wall time (m:ss) |",
+            "|---|---:|---|---:|",
+        ]
+    else:
+        rows = ["| session | result | wall time (m:ss) |", "|---|---|---:|"]
     total = 0.0
-    for entry in report["sessions"]:
+    by_lane: dict[int, float] = {}
+    for entry in sessions:
         name = (entry.get("signatures") or [entry["name"]])[0]
         duration = float(entry.get("duration") or 0.0)
         total += duration
-        rows.append(f"| `{name}` | {entry['result']} | {_clock(duration)} |")
-    rows.append(f"| **total** | | **{_clock(total)}** |")
+        if lanes:
+            lane = entry["lane"]
+            by_lane[lane] = by_lane.get(lane, 0.0) + duration
+            rows.append(
+                f"| `{name}` | {lane} | {entry['result']} | {_clock(duration)} |"
+            )
+        else:
+            rows.append(f"| `{name}` | {entry['result']} | {_clock(duration)} |")
+    if lanes:
+        for lane in lanes:
+            rows.append(f"| lane {lane} | {lane} | | {_clock(by_lane.get(lane, 0))} |")
+        rows.append(f"| sessions' total | | | {_clock(total)} |")
+    else:
+        rows.append(f"| **total** | | **{_clock(total)}** |")
+    if wall is not None:
+        width = "| | " if lanes else "| "
+        rows.append(f"| **run's wall time** {width}| **{_clock(wall)}** |")
     return "\n".join(rows)
 
 

@@ -24,12 +24,15 @@ import pytest
 
 from tests.differential import differences
 from tests.differential.cases import all_cases
+from tools.pins import PYTHONS
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM_PYTHON = os.environ.get("DIFFERENTIAL_UPSTREAM_PYTHON")
 GENERATED = 600
-# Where the session's figures go (the README quotes those of Python 3.11).
+# Where the session's figures go. docs/differences.md and the README quote
+# those of the newest Python, whose cells are in the default run.
 FIGURES = ROOT / ".cache" / "differential"
+FIGURES_PYTHON = PYTHONS[-1]
 
 Outputs = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
 
@@ -62,26 +65,43 @@ def cases(workdir: Path) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def hand_written_cases(workdir: Path, cases: Path) -> Path:
+    """The cases but the generated ones (named, corpus and docs cases): what
+    the sabotaged forks run, since a sabotage only needs one case to show."""
+    path = workdir / "hand-written.json"
+    loaded = json.loads(cases.read_text("utf-8"))
+    kept = [c for c in loaded if not c["id"].startswith("generated-")]
+    path.write_text(json.dumps(kept), "utf-8")
+    return path
+
+
 # The runs of one module, started together: they are independent processes,
 # so on a machine with two cores they take about half the time in a row.
+# Each: (upstream's Python?, environment, every case or the hand-written ones).
 RUNS = {
-    "upstream": (True, {}),
-    "fork": (False, {}),
-    "upstream-W": (True, {"DIFFERENTIAL_WARNINGS": "error"}),
-    "fork-W": (False, {"DIFFERENTIAL_WARNINGS": "error"}),
-    "sabotaged": (False, {"DIFFERENTIAL_SABOTAGE": "faithful-types-for-every-tool"}),
+    "upstream": (True, {}, True),
+    "fork": (False, {}, True),
+    "upstream-W": (True, {"DIFFERENTIAL_WARNINGS": "error"}, True),
+    "fork-W": (False, {"DIFFERENTIAL_WARNINGS": "error"}, True),
+    "sabotaged": (
+        False,
+        {"DIFFERENTIAL_SABOTAGE": "faithful-types-for-every-tool"},
+        False,
+    ),
     "sabotaged-W": (
         False,
         {
             "DIFFERENTIAL_WARNINGS": "error",
             "DIFFERENTIAL_SABOTAGE": "notices-as-warnings",
         },
+        False,
     ),
 }
 
 
 @pytest.fixture(scope="module")
-def runs(workdir: Path, cases: Path) -> dict[str, Any]:
+def runs(workdir: Path, cases: Path, hand_written_cases: Path) -> dict[str, Any]:
     if not UPSTREAM_PYTHON:
         pytest.fail(
             "$DIFFERENTIAL_UPSTREAM_PYTHON must name a Python with pristine "
@@ -91,16 +111,31 @@ def runs(workdir: Path, cases: Path) -> dict[str, Any]:
     started = {
         name: _start(
             UPSTREAM_PYTHON if upstream else sys.executable,
-            cases,
+            cases if every else hand_written_cases,
             workdir / f"{name}.json",
             env,
         )
-        for name, (upstream, env) in RUNS.items()
+        for name, (upstream, env, every) in RUNS.items()
     }
     return {
         name: _finish(process, workdir / f"{name}.json")
         for name, process in started.items()
     }
+
+
+def _sabotaged(outputs: Outputs, sabotaged: list[dict[str, Any]]) -> list[Any]:
+    """The differences no row explains between upstream and a sabotaged fork,
+    on the cases the sabotaged fork ran."""
+    loaded, upstream, _ = outputs
+    ran = {o["id"] for o in sabotaged}
+    pairs = [(c, up) for c, up in zip(loaded, upstream, strict=True) if c["id"] in ran]
+    assert [c["id"] for c, _ in pairs] == [o["id"] for o in sabotaged]
+    return [
+        d
+        for (case, up), fk in zip(pairs, sabotaged, strict=True)
+        for d in differences.compare(case, up, fk)
+        if differences.explain(d) is None
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +203,7 @@ def test_every_difference_is_a_row_of_the_table(outputs: Outputs) -> None:
     }
     name = f"py{sys.version_info.major}{sys.version_info.minor}-mcp{version('mcp')}"
     (FIGURES / f"{name}.json").write_text(json.dumps(figures, indent=1), "utf-8")
-    if sys.version_info[:2] == (3, 11):
+    if f"{sys.version_info.major}.{sys.version_info.minor}" == FIGURES_PYTHON:
         # The figures the docs (and, for mcp 2.x, the README) quote are this
         # run's.
         major = version("mcp").split(".")[0]
@@ -177,7 +212,7 @@ def test_every_difference_is_a_row_of_the_table(outputs: Outputs) -> None:
             differences.write_figures(major, rendered)
         assert differences.read_figures(major) == rendered, (
             "docs/differences.md quotes other figures than this run's: "
-            f"tools/nox -s 'differential-3.11(mcp{major})' -- --write"
+            f"tools/nox -s 'differential-{FIGURES_PYTHON}(mcp{major})' -- --write"
         )
         if major == "2":
             summary = differences.readme_summary(figures)
@@ -210,14 +245,7 @@ def test_breaking_one_neutral_behaviour_fails_the_comparison(
 ) -> None:
     """The comparison bites: a fork that serves ``Optional[X]`` as nullable
     for every tool (as it once did) is caught."""
-    loaded, upstream, _ = outputs
-    sabotaged = runs["sabotaged"]
-    unexplained = [
-        d
-        for case, up, fk in zip(loaded, upstream, sabotaged, strict=True)
-        for d in differences.compare(case, up, fk)
-        if differences.explain(d) is None
-    ]
+    unexplained = _sabotaged(outputs, runs["sabotaged"])
     assert unexplained
     assert any(d.aspect == "list" for d in unexplained)
 
@@ -242,12 +270,5 @@ def test_a_notice_issued_as_a_warning_fails_the_comparison(
 ) -> None:
     """The -W error comparison bites: a fork that also warns its notices (as
     it once did) refuses definitions upstream accepts, and that is caught."""
-    loaded, upstream, _ = outputs_warnings_as_errors
-    sabotaged = runs["sabotaged-W"]
-    unexplained = [
-        d
-        for case, up, fk in zip(loaded, upstream, sabotaged, strict=True)
-        for d in differences.compare(case, up, fk)
-        if differences.explain(d) is None
-    ]
+    unexplained = _sabotaged(outputs_warnings_as_errors, runs["sabotaged-W"])
     assert any(d.aspect == "server_error" for d in unexplained)
