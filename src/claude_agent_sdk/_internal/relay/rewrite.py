@@ -21,6 +21,7 @@ and the result says which tools lost their fields and why.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import json.decoder
@@ -266,6 +267,17 @@ class RewriteMemo:
             rewrite,
             bytes(body[end:]),
         )
+
+    def prepare(self, fields_by_name: Mapping[str, Mapping[str, Any]]) -> None:
+        """Encode the declared values now (when the relay starts), so a
+        query's first request does not; a value that fails to encode is
+        left to fail on the request, where it always has."""
+        for declared in fields_by_name.values():
+            for key in RELAYED_FIELDS:
+                if key in declared:
+                    # A failure is met again on the request, as before.
+                    with contextlib.suppress(Exception):
+                        self.encoded(declared[key], key)
 
     def encoded(self, value: Any, key: str) -> str:
         """``_encode(value, key)``, once per declared value (they live as
@@ -591,6 +603,7 @@ def lost_tools(
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
+_scan_once: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once
 # Decodes an object to its (key, value) pairs, in order, repeated keys kept.
 _PAIRS = json.JSONDecoder(object_pairs_hook=list)
 # The C string scanner ``json.loads`` itself uses (typeshed leaves it out).
@@ -886,12 +899,15 @@ def _array_entries(
     ``"strict": true``, else it is None."""
     entries: list[_Entry | None] = []
     append = entries.append
-    decode = _DECODER.raw_decode
+    scan = _scan_once  # raw_decode's own scanner, without its wrapper
     index = _skip(text, index + 1)
     if text[index] == "]":
         return entries, index + 1
     while True:
-        value, end = decode(text, index)
+        try:
+            value, end = scan(text, index)
+        except StopIteration as error:
+            raise json.JSONDecodeError("Expecting value", text, error.value) from None
         keep = None
         if type(value) is dict:
             if relayed(value.get("name")) or value.get("strict") is True:
