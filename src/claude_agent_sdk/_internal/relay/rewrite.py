@@ -453,14 +453,14 @@ def _rewrite_tools(
             fields_by_name.get(name) if isinstance(name, str) else None
         )
         form: tuple[int, int, str] | None = None
-        if isinstance(name, str) and wants_strict(name):
+        if strict_servers is not None and isinstance(name, str) and wants_strict(name):
             external = _external_form(text, entry)
             if isinstance(external, _NoStrictForm):
                 rewrite.not_strict.append((name, external.reason))
             else:
                 form = external
                 declared = {**(declared or {}), "strict": True}
-        already = entry.get("strict") is True
+        already = entry.value.get("strict") is True
         if not declared:
             if already:
                 fixed.append((str(name), _schema_key(text, entry)))
@@ -941,23 +941,27 @@ def _edits_for(
 ) -> tuple[list[tuple[int, int, str]], list[str]]:
     """The text edits (``(start, end, replacement)`` on ``text``) that give
     ``entry`` the declared fields, and the fields they add."""
-    wanted = [
-        key
-        for key in RELAYED_FIELDS
-        if key in declared
-        and not (entry.has(key) and _json_equal(entry.get(key), declared[key]))
-    ]
+    value = entry.value
+    wanted: list[str] = []
+    present = False  # a wanted field the entry has, with another value
+    for key in RELAYED_FIELDS:
+        if key in declared:
+            if key in value:
+                if _json_equal(value[key], declared[key]):
+                    continue
+                present = True
+            wanted.append(key)
     if not wanted:
         return [], []
     # A member replaced in place must be the one JSON.parse keeps (inserted
     # ones are absent from the entry, so no repeat can hide them).
-    if any(entry.has(key) for key in wanted) and entry.repeated_key:
+    if present and entry.repeated_key:
         raise _UnsafeError(f"the tools entry {entry.get('name')!r} repeats a key")
     edits: list[tuple[int, int, str]] = []
     inserted = ""
     for key in wanted:
         encoded = encode(declared[key], key)
-        if not entry.has(key):
+        if key not in value:
             inserted += f',"{key}":{encoded}'
             continue
         # present with another value: the declared one replaces it
