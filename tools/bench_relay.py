@@ -886,7 +886,7 @@ def targets(runs: list[dict[str, Any]]) -> str:
                 "alone, no Python (any relay that ends TLS pays it)",
                 [
                     f"{f:.2f} ms ({c['tls_ms']:.2f} + {c['sockets_ms']:.2f})"
-                    for f, c in zip(floors, big)
+                    for f, c in zip(floors, big, strict=True)
                 ],
                 sum(f is not None and f <= 5.0 for f in floors),
                 len(floors),
