@@ -603,7 +603,7 @@ def lost_tools(
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
-_scan_once: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once
+_scan_once: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
 # Decodes an object to its (key, value) pairs, in order, repeated keys kept.
 _PAIRS = json.JSONDecoder(object_pairs_hook=list)
 # The C string scanner ``json.loads`` itself uses (typeshed leaves it out).
