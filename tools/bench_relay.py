@@ -38,8 +38,9 @@ drift in the machine's speed falls on both alike.
   raw bulk (MB/s), per path, and the relay's CPU per 100 MB streamed.
 
 Timings are reported, never asserted. ``--json`` keeps the figures;
-``--publish`` rewrites the table in docs/relay.md from every
-``.cache/bench/relay-*.json``.
+``--publish`` rewrites the tables in docs/relay.md and the README's sentence
+on the relay's cost from every ``.cache/bench/relay-*.json`` (``--render-only``
+does only that).
 """
 
 from __future__ import annotations
@@ -993,7 +994,8 @@ def readme_line(runs: list[dict[str, Any]]) -> str:
         f"first request with 200 tools; at the median {_range(added(70))} ms "
         f"added to the first byte at 70 KB and {_range(added(2048))} ms at "
         f"2 MB; SSE sent at {PACED_RATE:,.0f} events/s delivered at "
-        f"{_range(paced, 0)} events/s. "
+        f"{'–'.join(dict.fromkeys(f'{x:,.0f}' for x in (min(paced), max(paced))))} "
+        "events/s. "
         f"{verdict}{floor} ([relay cost](docs/relay.md#cost))."
     )
 
@@ -1030,7 +1032,11 @@ def main() -> None:
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--publish", action="store_true",
                         help="rewrite docs/relay.md's table from .cache/bench/relay-*.json")  # fmt: skip
+    parser.add_argument("--render-only", action="store_true",
+                        help="only --publish what .cache/bench/relay-*.json holds")  # fmt: skip
     args = parser.parse_args()
+    if args.render_only:
+        return publish()
     if args.role == "stand-in":
         return serve_stand_in(args.dir, args.stream_mb * 1024 * 1024, args.plain)
     if args.role == "relay":
