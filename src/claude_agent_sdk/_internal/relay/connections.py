@@ -27,7 +27,7 @@ import re
 import ssl
 import sys
 import urllib.parse
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any
 
 from .._mcp_compat import http_client_module, http_transport_module
@@ -458,7 +458,9 @@ class _Connection(asyncio.Protocol):
             ]
         )
         if sum(map(len, body)) < _WRITE_PIECE:
-            transport.write(b"".join((head, *body)))
+            # One write (over TLS, one pass of the TLS layer and one send),
+            # the body's pieces not joined first.
+            transport.writelines((head, *body))
         else:
             transport.write(head)
             # In pieces, each written out before the next: a TLS transport
@@ -752,6 +754,39 @@ class UpstreamResponse:
                 raise self._error
             if self._complete:
                 return
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+
+    async def read_some(
+        self, before_waiting: Callable[[], None] | None = None
+    ) -> tuple[bytes, bool]:
+        """All of the body that has arrived since the last call, as one
+        piece, and whether the body is complete with it (``b""`` and True
+        at its end): what ``stream`` yields, taken as it queued up, so a
+        burst is passed on in one write. ``before_waiting`` is called
+        before waiting for more."""
+        while True:
+            chunks = self._chunks
+            if chunks:
+                if len(chunks) == 1:
+                    data = chunks.popleft()
+                else:
+                    data = b"".join(chunks)
+                    chunks.clear()
+                self._queued = 0
+                if self._paused:
+                    self._paused = False
+                    self._connection.resume_reading()
+                return data, self._complete and self._error is None
+            if self._error is not None:
+                raise self._error
+            if self._complete:
+                return b"", True
+            if before_waiting is not None:
+                before_waiting()
             self._waiter = asyncio.get_running_loop().create_future()
             try:
                 await self._waiter

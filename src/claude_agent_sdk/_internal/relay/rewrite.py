@@ -21,6 +21,7 @@ and the result says which tools lost their fields and why.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import json.decoder
@@ -267,6 +268,17 @@ class RewriteMemo:
             bytes(body[end:]),
         )
 
+    def prepare(self, fields_by_name: Mapping[str, Mapping[str, Any]]) -> None:
+        """Encode the declared values now (when the relay starts), so a
+        query's first request does not; a value that fails to encode is
+        left to fail on the request, where it always has."""
+        for declared in fields_by_name.values():
+            for key in RELAYED_FIELDS:
+                if key in declared:
+                    # A failure is met again on the request, as before.
+                    with contextlib.suppress(Exception):
+                        self.encoded(declared[key], key)
+
     def encoded(self, value: Any, key: str) -> str:
         """``_encode(value, key)``, once per declared value (they live as
         long as the relay, so their identity is a key)."""
@@ -441,14 +453,14 @@ def _rewrite_tools(
             fields_by_name.get(name) if isinstance(name, str) else None
         )
         form: tuple[int, int, str] | None = None
-        if isinstance(name, str) and wants_strict(name):
+        if strict_servers is not None and isinstance(name, str) and wants_strict(name):
             external = _external_form(text, entry)
             if isinstance(external, _NoStrictForm):
                 rewrite.not_strict.append((name, external.reason))
             else:
                 form = external
                 declared = {**(declared or {}), "strict": True}
-        already = entry.get("strict") is True
+        already = entry.value.get("strict") is True
         if not declared:
             if already:
                 fixed.append((str(name), _schema_key(text, entry)))
@@ -591,6 +603,7 @@ def lost_tools(
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
+_scan_once: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
 # Decodes an object to its (key, value) pairs, in order, repeated keys kept.
 _PAIRS = json.JSONDecoder(object_pairs_hook=list)
 # The C string scanner ``json.loads`` itself uses (typeshed leaves it out).
@@ -886,12 +899,15 @@ def _array_entries(
     ``"strict": true``, else it is None."""
     entries: list[_Entry | None] = []
     append = entries.append
-    decode = _DECODER.raw_decode
+    scan = _scan_once  # raw_decode's own scanner, without its wrapper
     index = _skip(text, index + 1)
     if text[index] == "]":
         return entries, index + 1
     while True:
-        value, end = decode(text, index)
+        try:
+            value, end = scan(text, index)
+        except StopIteration as error:
+            raise json.JSONDecodeError("Expecting value", text, error.value) from None
         keep = None
         if type(value) is dict:
             if relayed(value.get("name")) or value.get("strict") is True:
@@ -925,23 +941,27 @@ def _edits_for(
 ) -> tuple[list[tuple[int, int, str]], list[str]]:
     """The text edits (``(start, end, replacement)`` on ``text``) that give
     ``entry`` the declared fields, and the fields they add."""
-    wanted = [
-        key
-        for key in RELAYED_FIELDS
-        if key in declared
-        and not (entry.has(key) and _json_equal(entry.get(key), declared[key]))
-    ]
+    value = entry.value
+    wanted: list[str] = []
+    present = False  # a wanted field the entry has, with another value
+    for key in RELAYED_FIELDS:
+        if key in declared:
+            if key in value:
+                if _json_equal(value[key], declared[key]):
+                    continue
+                present = True
+            wanted.append(key)
     if not wanted:
         return [], []
     # A member replaced in place must be the one JSON.parse keeps (inserted
     # ones are absent from the entry, so no repeat can hide them).
-    if any(entry.has(key) for key in wanted) and entry.repeated_key:
+    if present and entry.repeated_key:
         raise _UnsafeError(f"the tools entry {entry.get('name')!r} repeats a key")
     edits: list[tuple[int, int, str]] = []
     inserted = ""
     for key in wanted:
         encoded = encode(declared[key], key)
-        if not entry.has(key):
+        if key not in value:
             inserted += f',"{key}":{encoded}'
             continue
         # present with another value: the declared one replaces it

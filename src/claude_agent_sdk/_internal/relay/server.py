@@ -437,6 +437,7 @@ class Forwarder:
         # The last tools array and what the rewrite made of it: Claude Code
         # sends the same tools on every turn.
         self._memo = RewriteMemo()
+        self._memo.prepare(fields_by_name)
 
     def route(self, target: bytes) -> bytes | None:
         """The target after the secret prefix (with query), or None without it."""
@@ -504,6 +505,7 @@ class Forwarder:
             )
         except Exception as error:  # noqa: BLE001 - forwarded unchanged instead
             self._memo = RewriteMemo()
+            self._memo.prepare(self._fields_by_name)
             return Rewrite(
                 body,
                 unchanged_because=f"the rewrite failed ({type(error).__name__})",
@@ -631,10 +633,25 @@ class Forwarder:
                 if name.lower() not in _HOP_BY_HOP
             ],
         )
+        read = getattr(response, "read_some", None)
         try:
-            async for chunk in response.stream:
-                cli.send_data(chunk)
-                await cli.drain()
+            if read is None:  # httpcore's response, or a replayed one
+                cli.flush()
+                async for chunk in response.stream:
+                    cli.send_data(chunk)
+                    await cli.drain()
+            else:
+                # What has arrived goes in one write, the response's head
+                # (held until then, or until there is a wait) and its end
+                # included: one pass of the TLS layer and one send for a
+                # response that came at once.
+                while True:
+                    data, done = await read(cli.flush)
+                    if done:
+                        cli.end_response(data)
+                        return
+                    cli.send_data(data)
+                    await cli.drain()
         except self._errors as error:
             # Headers are out, so the status cannot change any more; ending
             # the response early tells the CLI the stream broke, and it
@@ -643,6 +660,7 @@ class Forwarder:
                 "tool_fields_relay lost the upstream API mid-response: %s",
                 type(error).__name__,
             )
+            cli.flush()
             cli.abort()
             return
         cli.end_response()
@@ -881,6 +899,7 @@ class CliConnection(asyncio.BufferedProtocol):
         # The response under way: how its body is framed for the CLI.
         self._framing: str | None = None
         self._responding = False
+        self._head = b""  # the response's head, held for its first data
         self._writable = asyncio.Event()
         self._writable.set()
         self.authenticated = authenticated
@@ -1184,6 +1203,7 @@ class CliConnection(asyncio.BufferedProtocol):
             if not self._responding:
                 self.respond_error(500, "api_error", "tool_fields_relay failed")
             else:
+                self.flush()
                 self.abort()
         finally:
             self._task = None
@@ -1248,32 +1268,55 @@ class CliConnection(asyncio.BufferedProtocol):
             headers.append((b"connection", b",".join(sorted(tokens))))
         self._framing = framing
         self._responding = True
-        self._write(
-            b"".join(
-                [
-                    b"HTTP/1.1 %d %s\r\n" % (status, reason),
-                    *[b"%s: %s\r\n" % (name, value) for name, value in headers],
-                    b"\r\n",
-                ]
-            )
+        # Held until the first data, the end or a wait (``flush``), and
+        # written with it.
+        self._head = b"".join(
+            [
+                b"HTTP/1.1 %d %s\r\n" % (status, reason),
+                *[b"%s: %s\r\n" % (name, value) for name, value in headers],
+                b"\r\n",
+            ]
         )
 
-    def send_data(self, data: bytes) -> None:
+    def flush(self) -> None:
+        """Write the response's head now, if it is held."""
+        if self._head:
+            head, self._head = self._head, b""
+            self._write(head)
+
+    def _framed(self, data: bytes) -> list[bytes]:
         if not data or self._framing in (None, "none"):
-            return
+            return []
         if self._framing == "chunked":
             if len(data) < 16384:
-                self._write(b"%x\r\n%s\r\n" % (len(data), data))
-                return
-            self._write(b"%x\r\n" % len(data))
-            self._write(data)
-            self._write(b"\r\n")
-            return
-        self._write(data)
+                return [b"%x\r\n%s\r\n" % (len(data), data)]
+            return [b"%x\r\n" % len(data), data, b"\r\n"]
+        return [data]
 
-    def end_response(self) -> None:
+    def _write_pieces(self, pieces: list[bytes]) -> None:
+        """The held head and ``pieces`` in one write."""
+        if self._head:
+            pieces.insert(0, self._head)
+            self._head = b""
+        transport = self._transport
+        if not pieces or transport is None or transport.is_closing():
+            return
+        if len(pieces) == 1:
+            transport.write(pieces[0])
+        else:
+            transport.writelines(pieces)
+
+    def send_data(self, data: bytes) -> None:
+        pieces = self._framed(data)
+        if pieces:
+            self._write_pieces(pieces)
+
+    def end_response(self, data: bytes = b"") -> None:
+        """The response's last ``data`` (if any) and its end, in one write."""
+        pieces = self._framed(data)
         if self._framing == "chunked":
-            self._write(b"0\r\n\r\n")
+            pieces.append(b"0\r\n\r\n")
+        self._write_pieces(pieces)
         self._framing = None
         self._responding = False
 
