@@ -474,18 +474,24 @@ async def test_a_flood_of_silent_connections_does_not_lock_the_cli_out(
     flooded, control = make(), make()
     async with flooded, control:
         assert flooded.port is not None
-        times: dict[str, list[float]] = {"flooded": [], "control": []}
         spans: list[tuple[int, float, float]] = []
         with Flood(flooded.port) as flood:
             await asyncio.to_thread(flood.wait_until_flooding)
             while not closed:  # until the relay is at its bound, making room
                 await asyncio.sleep(0.05)
-            for _ in range(12):
-                for name, relay in (("control", control), ("flooded", flooded)):
-                    took, span = await asyncio.to_thread(_turn, relay, mode, target)
-                    times[name].append(took)
-                    if relay is flooded:
-                        spans.append(span)
+            # Twelve pairs of turns; twelve more if the first were slower
+            # than the wait bound below (a starved machine's spell passes,
+            # a flood that makes Claude Code wait is still there).
+            for _ in range(2):
+                times: dict[str, list[float]] = {"flooded": [], "control": []}
+                for _ in range(12):
+                    for name, relay in (("control", control), ("flooded", flooded)):
+                        took, span = await asyncio.to_thread(_turn, relay, mode, target)
+                        times[name].append(took)
+                        if relay is flooded:
+                            spans.append(span)
+                if _not_made_to_wait(times):
+                    break
         closed_meanwhile = list(closed)  # not the relays' own stop
     # The relay was held at its bound (it closed flood connections for
     # room, each replaced at once), it closed nothing else, and none of
@@ -499,11 +505,15 @@ async def test_a_flood_of_silent_connections_does_not_lock_the_cli_out(
         for local, opened, ended in spans
         if port == local and opened <= at <= ended
     ]
-    # Not made to wait: no slower than the control beyond the noise of a
-    # loaded machine (compared turn for turn, measured side by side).
-    assert statistics.median(times["flooded"]) < (
+    assert _not_made_to_wait(times), times
+
+
+def _not_made_to_wait(times: dict[str, list[float]]) -> bool:
+    """No slower than the control beyond the noise of a loaded machine
+    (compared turn for turn, measured side by side)."""
+    return statistics.median(times["flooded"]) < (
         4 * statistics.median(times["control"]) + 0.25
-    ), times
+    )
 
 
 # -- cost proportional to the tools ---------------------------------------------------
