@@ -23,6 +23,7 @@ import copy
 import json
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
@@ -102,7 +103,7 @@ class ToolValidator:
         reaches it, as it did there."""
         if uri not in self._files:
             self._files[uri] = None
-            with open(path, "rb") as file:
+            with Path(path).open("rb") as file:
                 self._files[uri] = Resource.from_contents(
                     json.load(file), default_specification=DRAFT202012
                 )

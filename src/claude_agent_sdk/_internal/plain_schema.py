@@ -145,7 +145,7 @@ def plainly_valid(schema: Any, *, clean: bool = False) -> bool:
                     return False
             elif kind == _SUBSCHEMA:
                 stack.append((item, inner))
-            elif kind == _NUMBER or kind == _MULTIPLE_OF:
+            elif kind in (_NUMBER, _MULTIPLE_OF):
                 if (
                     isinstance(item, bool)
                     or not isinstance(item, int | float)
@@ -156,7 +156,7 @@ def plainly_valid(schema: Any, *, clean: bool = False) -> bool:
             elif kind == _COUNT:
                 if not (type(item) is int and item >= 0):
                     return False
-            elif kind == _SCHEMA_LIST or kind == _PREFIX_ITEMS:
+            elif kind in (_SCHEMA_LIST, _PREFIX_ITEMS):
                 if not isinstance(item, list) or (not item and kind == _SCHEMA_LIST):
                     return False
                 below = inner + 1
