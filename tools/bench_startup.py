@@ -7,7 +7,11 @@ figure is one fresh interpreter (imports done, the package's first-use
 imports included), timed around the definitions and the server, then
 around the server's first ``tools/list`` (where the fork runs the schema
 checks of tools that did not opt in); ``import claude_agent_sdk`` is timed
-in the same interpreters. Rounds alternate which side runs first, so drift
+in the same interpreters. Times are the CPU time of the interpreter's
+thread (``time.thread_time``; all of this work runs on it), so that the
+time slices other processes take on a shared machine are not counted: at
+200 tools a figure spans a few milliseconds, about one time slice, and
+wall-clock medians swung by 2-3x between runs on a loaded machine. Rounds alternate which side runs first, so drift
 in the machine falls on both; the interquartile range of the rounds'
 ratios is reported beside the medians' ratio.
 Upstream is the hash-checked PyPI sdist (``forktool.sdist``) extracted once
@@ -41,9 +45,10 @@ SIZES = (1, 20, 200)
 
 WORKER = r"""
 import json, sys, time
-started = time.perf_counter()
+clock = time.thread_time  # this thread's CPU time (see the docstring)
+started = clock()
 import claude_agent_sdk
-imported = time.perf_counter() - started
+imported = clock() - started
 import asyncio
 from typing import TypedDict
 from unittest.mock import AsyncMock, Mock
@@ -74,18 +79,18 @@ async def first_listing(config):
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "bench", "version": "0"}}})
     await send("s", {"jsonrpc": "2.0", "method": "notifications/initialized"})
-    start = time.perf_counter()
+    start = clock()
     listed = await send("s", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-    elapsed = time.perf_counter() - start
+    elapsed = clock() - start
     assert len(listed["result"]["tools"]) == n, listed
     await query.close()
     return elapsed
 
 schemas = [schema(i) for i in range(n)]
-start = time.perf_counter()
+start = clock()
 tools = [tool(f"t{i}", "d", schemas[i])(handler) for i in range(n)]
 config = create_sdk_mcp_server("s", tools=tools)
-built = time.perf_counter() - start
+built = clock() - start
 listing = asyncio.run(first_listing(config))
 print(json.dumps({"start": built / n, "list": listing / n, "import": imported}))
 """
@@ -183,7 +188,9 @@ def _cell(row: dict[str, float], what: str) -> list[str]:
 def render(figures: dict[str, dict[str, float]], rounds: int) -> str:
     imported = figures["import"]
     lines = [
-        f"Per tool (µs), one fresh interpreter per figure, median of {rounds} "
+        f"Per tool (µs of CPU time of the interpreter's thread, so that other "
+        "processes' time slices on the shared machine do not count), one "
+        f"fresh interpreter per figure, median of {rounds} "
         f"interleaved rounds, fork against pristine upstream "
         f"{forktool.base_version()} on Python {platform.python_version()} "
         f"({platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "

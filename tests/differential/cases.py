@@ -819,7 +819,8 @@ def named_cases() -> list[dict[str, Any]]:
         _tool_case(
             # A $ref to a file jsonschema.validate can read: upstream reads
             # and enforces it on every call (warning that remote retrieval
-            # is deprecated), the fork never reads it.
+            # is deprecated, an error result under -W error), the fork reads
+            # it once and enforces it the same way.
             "file-ref",
             ["schema:json"],
             "import json, pathlib, tempfile\n"

@@ -276,6 +276,12 @@ def _recursion_wording(d: Difference) -> bool:
     return all(text.startswith(_RECURSION) for text in texts)
 
 
+def _too_deep(d: Difference) -> bool:
+    """The notice of a schema nested too deep, or both sides failing its
+    calls on Python's recursion limit, in other words."""
+    return _too_deep_notice(d) or _recursion_wording(d)
+
+
 def _notice(pattern: str) -> Callable[[Difference], bool]:
     """A log record at WARNING on the SDK's logger that only the fork has.
 
@@ -342,14 +348,16 @@ class Row:
     fork: str
     why: str
     matches: Callable[[Difference], bool]
-    patch: str | None = None
-    """Slug of the patch that makes the difference (its pull request is
-    compared with pristine + its dependencies on this row alone); None for a
-    row any patch may show."""
+    patch: str | tuple[str, ...] | None = None
+    """Slug of the patch that makes the difference, or of each patch that
+    makes a part of it (its pull request is compared with pristine + its
+    dependencies on its rows alone); None for a row any patch may show."""
     always: bool = True
     """Whether some case shows it in every run (a wording that depends on
     the stack's depth may or may not differ)."""
 
+
+_too_deep_notice = _notice(r"Tool '[^']*': input_schema nests deeper")
 
 ROWS = [
     Row(
@@ -380,12 +388,17 @@ ROWS = [
         "a relative URI)",
         "fetched with a blocking request inside the event loop on every call "
         "(a `DeprecationWarning` each time): what it fetches is enforced, and "
-        "when the fetch fails the call is an error result (`Unresolvable`)",
-        "never fetched: the values it governs are not checked (the reference "
-        "is named in a notice, below), the rest of the schema is, and the "
-        "handler is called",
-        "repair: file or network I/O inside the event loop on every call; to "
-        "keep such a part checked, copy it into `$defs` (patch "
+        "when the fetch fails, or the warning is an error (`-W error`), the "
+        "call is an error result (`Unresolvable`)",
+        "a local `file:` document (no host, or `localhost`) is read once, on "
+        "the first call that reaches it, and enforced as upstream enforces "
+        "it, without the warning, so also under `-W error`; any other "
+        "document is never fetched: the values it governs are not checked "
+        "(the reference is named in a notice, below), the rest of the schema "
+        "is, and the handler is called",
+        "repair: network I/O inside the event loop on every call, and a file "
+        "read on every call that a `-W error` run turns into an error result; "
+        "to keep a remote part checked, copy it into `$defs` (patch "
         "`compiled-argument-validators`)",
         _remote_ref_call,
         "compiled-argument-validators",
@@ -395,14 +408,16 @@ ROWS = [
         "The same tool",
         "nothing",
         "one log record (a notice), at its server's first `tools/list` or "
-        "`tools/call`, naming the tool and each reference's JSON Pointer",
+        "`tools/call`, naming the tool and each reference's JSON Pointer, and "
+        "whether it is read once (a local file) or never fetched",
         "hazard made visible (patch `schema-checks`)",
         _notice(r"Tool '[^']*': input_schema refers outside itself"),
         "schema-checks",
     ),
     Row(
         "remote-ref-call-notice",
-        "The same tool, on the first call that reaches the reference",
+        "The same tool, on the first call that reaches a reference to a "
+        "document other than a local file",
         "nothing",
         "one log record (a notice) naming the tool and the document the "
         "reference names, once per tool and document",
@@ -427,26 +442,17 @@ ROWS = [
         "A schema nested deeper than 128 levels",
         "served as written: mcp cannot serialize it, so the server's "
         "`tools/list` fails (mcp 2.x) or the server stops (mcp 1.x), and "
-        "every call fails with `RecursionError`",
+        "every call is an error result from Python's `RecursionError`, worded "
+        "after whichever operation reached the recursion limit (`maximum "
+        "recursion depth exceeded while calling a Python object`, `... in "
+        "comparison`), which depends on how deep the stack already is",
         "the same, plus one notice, logged before the first `tools/list` or "
-        "`tools/call` is answered",
+        "`tools/call` is answered; the error result's wording depends on the "
+        "stack's depth in the same way (patch `compiled-argument-validators` "
+        "builds the validator with other frames than `jsonschema.validate`)",
         "hazard made visible (patch `schema-checks`)",
-        _notice(r"Tool '[^']*': input_schema nests deeper"),
-        "schema-checks",
-    ),
-    Row(
-        "recursion-limit-wording",
-        "The same schema (deeper than Python's recursion limit lets jsonschema "
-        "check it)",
-        "every call is an error result: `maximum recursion depth exceeded "
-        "while calling a Python object`",
-        "every call is the same error result, worded after whichever "
-        "operation reached the limit (`... in comparison`, say)",
-        "consequence: the validator is built by other code than "
-        "`jsonschema.validate` (patch `compiled-argument-validators`)",
-        _recursion_wording,
-        "compiled-argument-validators",
-        always=False,
+        _too_deep,
+        ("schema-checks", "compiled-argument-validators"),
     ),
     Row(
         "non-object-top-notice",
@@ -532,7 +538,12 @@ def explain(difference: Difference, rows: list[Row] | None = None) -> Row | None
 def pull_request_rows(slug: str) -> list[Row]:
     """The rows a pull request may show against pristine + its dependencies:
     its own, and those any patch may show."""
-    return [row for row in ROWS if row.patch in (slug, None)]
+    return [
+        row
+        for row in ROWS
+        if row.patch is None
+        or (slug == row.patch if isinstance(row.patch, str) else slug in row.patch)
+    ]
 
 
 # ---------------------------------------------------------------------------

@@ -200,7 +200,7 @@ def complete_listed_tools(server: Server, payload: dict[str, Any]) -> dict[str, 
     entries = _listed_fields.get(server, [])
     tools = (payload.get("result") or {}).get("tools") or ()
     for listed, (name, fields) in zip(tools, entries, strict=False):
-        if listed.get("name") == name:
+        if fields and listed.get("name") == name:
             listed.update(copy.deepcopy(fields))
     return payload
 

@@ -8,19 +8,25 @@ the schema compares equal to a copy taken then: a schema dict changed in
 place is checked and enforced as changed on the next call, as it would be
 by ``jsonschema.validate``.
 
-References are resolved within the schema only. ``jsonschema.validate``
-fetches a ``$ref`` to another document (``https:``, ``file:``, a relative
-URI) with a blocking request inside the event loop, on every call; here the
-part of the arguments such a reference governs is accepted unchecked, and a
-warning is logged once per tool and reference.
+``jsonschema.validate`` fetches a ``$ref`` to another document with a
+blocking request inside the event loop, on every call. Here a local
+``file:`` document is read once, on the first call that reaches it, and
+enforced as ``jsonschema.validate`` enforced it; any other document
+(``https:``, a relative URI) is never fetched: the part of the arguments it
+governs is accepted unchecked, and a warning is logged once per tool and
+reference.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 import jsonschema
 from referencing import Registry, Resource
@@ -50,6 +56,7 @@ class ToolValidator:
         self._tool_name = tool_name
         self._schema = schema
         self._not_fetched: set[str] = set()
+        self._files: dict[str, Resource[Any] | None] = {}  # None: unreadable
         self._registry: Registry[Any] = Registry(retrieve=self._retrieve)  # type: ignore[call-arg]
         self._snapshot: Any = None
         self._validator: Any = None
@@ -77,6 +84,9 @@ class ToolValidator:
         return errors
 
     def _retrieve(self, uri: str) -> Resource[Any]:
+        parts = urlsplit(uri)
+        if parts.scheme == "file" and parts.netloc in ("", "localhost"):
+            return self._read(uri, url2pathname(parts.path))
         if uri not in self._not_fetched:
             self._not_fetched.add(uri)
             logger.warning(
@@ -86,6 +96,21 @@ class ToolValidator:
                 uri,
             )
         return DRAFT202012.create_resource(_Unfetched())
+
+    def _read(self, uri: str, path: str) -> Resource[Any]:
+        """A local file's schema, read once (``jsonschema.validate`` read it
+        on every call); one that cannot be read fails each call that
+        reaches it, as it did there."""
+        if uri not in self._files:
+            self._files[uri] = None
+            with Path(path).open("rb") as file:
+                self._files[uri] = Resource.from_contents(
+                    json.load(file), default_specification=DRAFT202012
+                )
+        resource = self._files[uri]
+        if resource is None:
+            raise LookupError(f"{uri} could not be read")
+        return resource
 
 
 def compile_validator(tool_name: str, schema: dict[str, Any]) -> ToolValidator:

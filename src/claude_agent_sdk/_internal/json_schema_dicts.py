@@ -75,6 +75,7 @@ def is_json_schema(schema: dict[str, Any]) -> bool:
     return (
         schema.get("type", "object") == "object"
         and bool(schema)
+        and schema.keys() <= _KEYWORDS.keys()  # shorthand names rarely are
         and all(_valid(key, value) for key, value in schema.items())
         and any(
             not isinstance(v, str) or k == "type" or (k == "$schema" and "://" in v)

@@ -37,52 +37,49 @@ PLAIN_DIALECTS = frozenset(
 _SIMPLE_TYPES = frozenset(
     {"array", "boolean", "integer", "null", "number", "object", "string"}
 )
-_SCHEMA_KEYWORDS = frozenset(
-    {
-        "additionalProperties",
-        "items",
-        "not",
-        "if",
-        "then",
-        "else",
-        "contains",
-        "propertyNames",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-        "contentSchema",
-    }
-)
-_SCHEMA_MAP_KEYWORDS = frozenset(
-    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
-)
-_NON_EMPTY_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf"})
-_COUNTS = frozenset(
-    {
-        "minLength",
-        "maxLength",
-        "minItems",
-        "maxItems",
-        "minProperties",
-        "maxProperties",
-        "minContains",
-        "maxContains",
-    }
-)
-_NUMBERS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
-_STRINGS = frozenset(
-    {
-        "title",
-        "description",
-        "format",
-        "pattern",
-        "$comment",
-        "$ref",
-        "contentMediaType",
-        "contentEncoding",
-    }
-)
-_BOOLEANS = frozenset({"uniqueItems", "deprecated", "readOnly", "writeOnly"})
-_ANYTHING = frozenset({"default", "const"})
+
+# What each keyword the walk knows takes, so that a key costs one lookup.
+(_SUBSCHEMA, _SCHEMA_MAP, _SCHEMA_LIST, _PREFIX_ITEMS, _TYPE, _REQUIRED, _COUNT,
+ _NUMBER, _MULTIPLE_OF, _STRING, _UNCLEAN_STRING, _BOOLEAN, _DIALECT, _FULL_CHECK,
+ _DATA_LIST) = range(15)  # fmt: skip
+_KINDS: dict[str, int] = {
+    **dict.fromkeys(
+        ["additionalProperties", "items", "not", "if", "then", "else", "contains",
+         "propertyNames", "unevaluatedItems", "unevaluatedProperties",
+         "contentSchema"],
+        _SUBSCHEMA,
+    ),
+    **dict.fromkeys(
+        ["properties", "patternProperties", "$defs", "definitions",
+         "dependentSchemas"],
+        _SCHEMA_MAP,
+    ),
+    **dict.fromkeys(["allOf", "anyOf", "oneOf"], _SCHEMA_LIST),  # non-empty
+    "prefixItems": _PREFIX_ITEMS,
+    "type": _TYPE,
+    "required": _REQUIRED,
+    **dict.fromkeys(
+        ["minLength", "maxLength", "minItems", "maxItems", "minProperties",
+         "maxProperties", "minContains", "maxContains"],
+        _COUNT,
+    ),
+    **dict.fromkeys(
+        ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"], _NUMBER
+    ),
+    "multipleOf": _MULTIPLE_OF,
+    **dict.fromkeys(
+        ["title", "description", "format", "$comment", "contentMediaType",
+         "contentEncoding"],
+        _STRING,
+    ),
+    **dict.fromkeys(["pattern", "$ref"], _UNCLEAN_STRING),  # checked in full
+    **dict.fromkeys(["uniqueItems", "deprecated", "readOnly", "writeOnly"], _BOOLEAN),
+    "$schema": _DIALECT,
+    **dict.fromkeys(["dependencies", "dependentRequired"], _FULL_CHECK),
+    **dict.fromkeys(["enum", "examples"], _DATA_LIST),
+}  # fmt: skip
+# Anything else is an annotation (any value) or, starting with "$", left to
+# the full check; "default" and "const" are data.
 
 
 def plainly_valid(schema: Any, *, clean: bool = False) -> bool:
@@ -104,6 +101,7 @@ def plainly_valid(schema: Any, *, clean: bool = False) -> bool:
     """
     stack: list[tuple[Any, int]] = [(schema, 0)]
     deepest = MAX_SCHEMA_DEPTH // 2
+    kinds = _KINDS
     while stack:
         value, depth = stack.pop()
         if isinstance(value, bool):
@@ -112,17 +110,19 @@ def plainly_valid(schema: Any, *, clean: bool = False) -> bool:
             return False
         inner = depth + 1
         for key, item in value.items():
-            if key in _SCHEMA_KEYWORDS:
-                stack.append((item, inner))
-            elif key in _SCHEMA_MAP_KEYWORDS:
+            kind = kinds.get(key)  # the common keywords first
+            if kind is None:
+                if key.startswith("$"):
+                    return False  # the full check decides
+                if clean and not _plain_data(item, inner, deepest):
+                    return False  # default, const, annotations
+            elif kind == _SCHEMA_MAP:
                 if not isinstance(item, dict) or (clean and key == "patternProperties"):
                     return False
-                stack.extend((sub, inner + 1) for sub in item.values())
-            elif key in _NON_EMPTY_SCHEMA_LISTS or key == "prefixItems":
-                if not isinstance(item, list) or (not item and key != "prefixItems"):
-                    return False
-                stack.extend((sub, inner + 1) for sub in item)
-            elif key == "type":
+                below = inner + 1
+                for sub in item.values():
+                    stack.append((sub, below))
+            elif kind == _TYPE:
                 if isinstance(item, str):
                     if item not in _SIMPLE_TYPES:
                         return False
@@ -133,39 +133,51 @@ def plainly_valid(schema: Any, *, clean: bool = False) -> bool:
                     and len(set(item)) == len(item)
                 ):
                     return False
-            elif key == "required":
+            elif kind == _STRING:
+                if not isinstance(item, str):
+                    return False
+            elif kind == _REQUIRED:
                 if not (
                     isinstance(item, list)
                     and all(isinstance(name, str) for name in item)
                     and len(set(item)) == len(item)
                 ):
                     return False
-            elif key in _COUNTS:
-                if not (type(item) is int and item >= 0):
-                    return False
-            elif key in _NUMBERS or key == "multipleOf":
+            elif kind == _SUBSCHEMA:
+                stack.append((item, inner))
+            elif kind in (_NUMBER, _MULTIPLE_OF):
                 if (
                     isinstance(item, bool)
                     or not isinstance(item, int | float)
                     or (clean and not math.isfinite(item))
-                    or (key == "multipleOf" and not item > 0)
+                    or (kind == _MULTIPLE_OF and not item > 0)
                 ):
                     return False
-            elif key in _STRINGS:
-                if not isinstance(item, str) or (clean and key in ("pattern", "$ref")):
+            elif kind == _COUNT:
+                if not (type(item) is int and item >= 0):
                     return False
-            elif key in _BOOLEANS:
+            elif kind in (_SCHEMA_LIST, _PREFIX_ITEMS):
+                if not isinstance(item, list) or (not item and kind == _SCHEMA_LIST):
+                    return False
+                below = inner + 1
+                for sub in item:
+                    stack.append((sub, below))
+            elif kind == _DATA_LIST:
+                if not isinstance(item, list) or (
+                    clean and not _plain_data(item, inner, deepest)
+                ):
+                    return False
+            elif kind == _UNCLEAN_STRING:
+                if clean or not isinstance(item, str):
+                    return False
+            elif kind == _BOOLEAN:
                 if not isinstance(item, bool):
                     return False
-            elif key == "$schema" and depth == 0:
-                if not (isinstance(item, str) and item in PLAIN_DIALECTS):
-                    return False
-            elif key.startswith("$") or key in ("dependencies", "dependentRequired"):
-                return False  # the full check decides
-            elif key in ("enum", "examples") and not isinstance(item, list):
+            elif kind == _DIALECT:
+                if depth or not (isinstance(item, str) and item in PLAIN_DIALECTS):
+                    return False  # a nested "$schema": the full check decides
+            else:  # _FULL_CHECK
                 return False
-            elif clean and not _plain_data(item, inner, deepest):
-                return False  # enum, const, default, examples, annotations
     return True
 
 

@@ -46,6 +46,7 @@ import sys
 import warnings
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import jsonschema
 
@@ -84,6 +85,14 @@ def depth_message(where: str) -> str:
 
 
 # --- the checks -----------------------------------------------------------------
+
+
+def _local_file(reference: Any) -> bool:
+    """Whether ``reference`` names a local ``file:`` document, which the
+    argument validator reads once (``argument_validation``)."""
+    uri = urljoin(reference.base_uri, str(reference.ref))
+    parts = urlsplit(uri)
+    return parts.scheme == "file" and parts.netloc in ("", "localhost")
 
 
 @dataclass(frozen=True)
@@ -143,7 +152,20 @@ def find_schema_problems(
         if reference.problem is None or reference.at in seen:
             continue
         seen.add(reference.at)
-        if reference.problem == "external":
+        if reference.problem == "external" and _local_file(reference):
+            problems.append(
+                SchemaProblem(
+                    reference.at,
+                    reference.keyword,
+                    f"{reference.keyword} {reference.ref!r} names a local file, "
+                    "which the SDK reads once, on the first call that reaches "
+                    "it (jsonschema would, on every call); the model is shown "
+                    "only the reference. Copy the referenced schema into $defs "
+                    "and refer to it as '#/$defs/...'",
+                    hard=True,
+                )
+            )
+        elif reference.problem == "external":
             problems.append(
                 SchemaProblem(
                     reference.at,
@@ -338,8 +360,12 @@ def check_input_schema(
         )
     if hard:
         logger.warning(
-            "%s refers outside itself, and the SDK never fetches schemas: the "
-            "values those references govern are not checked (refused for "
+            "%s refers outside itself; the SDK reads a local file once and "
+            "never fetches other documents, whose values are not checked "
+            "(refused for tools with strict=True or input_examples):\n%s"
+            if any(" names a local file, " in p.message for p in hard)
+            else "%s refers outside itself, and the SDK never fetches schemas: "
+            "the values those references govern are not checked (refused for "
             "tools with strict=True or input_examples):\n%s",
             where,
             "\n".join(f"  - {p.at}: {p.message}" for p in hard),

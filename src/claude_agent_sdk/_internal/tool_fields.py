@@ -255,11 +255,16 @@ def first_use_schema_checks(
             unchecked = pending.pop()
         except IndexError:  # taken by a call on another thread
             return
-        for tool_def, schema in unchecked:
-            if opted_in(tool_def) or schema_from_types(tool_def.input_schema):
-                continue
-            from .plain_schema import plainly_valid
+        unchecked = [
+            (tool_def, schema)
+            for tool_def, schema in unchecked
+            if not (opted_in(tool_def) or schema_from_types(tool_def.input_schema))
+        ]
+        if not unchecked:
+            return
+        from .plain_schema import plainly_valid
 
+        for tool_def, schema in unchecked:
             if plainly_valid(schema, clean=True):
                 continue  # nothing the checks could find: they stay unloaded
             from .schema_checks import served_input_schema
