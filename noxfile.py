@@ -495,14 +495,9 @@ def prove(session: nox.Session, mcp: str) -> None:
                 "VIRTUAL_ENV": str(venv),
                 "PATH": f"{python.parent}{os.pathsep}{os.environ['PATH']}",
             }
-            # The run must import this tree's package, not the linked one.
-            probe = "import claude_agent_sdk as p; print(p.__file__)"
-            where = subprocess.run(
-                [str(python), "-c", probe], cwd=ROOT, env=env, text=True,
-                capture_output=True, check=True,
-            ).stdout.strip()  # fmt: skip
-            if not Path(where).is_relative_to(tree / "src"):
-                return subprocess.CompletedProcess([], 3, "", f"imported {where}")
+            # The run must import this tree's package, not the linked one:
+            # tests/conftest.py checks it first (a usage error otherwise).
+            env["FORK_EXPECT_PACKAGE_UNDER"] = str(tree / "src")
             return subprocess.run(
                 [
                     str(python), "-m", "pytest", "-q", *NOT_PACKAGE_TESTS,

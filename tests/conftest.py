@@ -13,6 +13,7 @@ imported as ``from tests.lib.cli_peer import ...``, with the repository root on
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -36,6 +37,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="deselect every test marked requires_patch (for pristine upstream)",
     )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # ``nox -s prove`` runs each patch's tests on a tree of its own through
+    # PYTHONPATH, and names the tree here: the run must import its package.
+    expected = os.environ.get("FORK_EXPECT_PACKAGE_UNDER")
+    if expected:
+        import claude_agent_sdk
+
+        where = Path(claude_agent_sdk.__file__).resolve()
+        if not where.is_relative_to(Path(expected).resolve()):
+            raise pytest.UsageError(
+                f"claude_agent_sdk was imported from {where}, not from {expected}"
+            )
 
 
 def _slug_of(item: pytest.Item) -> str | None:

@@ -76,18 +76,21 @@ def hand_written_cases(workdir: Path, cases: Path) -> Path:
     return path
 
 
-# The runs of one module, started together: they are independent processes,
-# so on a machine with two cores they take about half the time in a row.
-# Each: (upstream's Python?, environment, every case or the hand-written ones).
+# The runner processes of one module. Each: (upstream's Python?, environment,
+# which cases). The first four start together (independent processes: on a
+# machine with two cores they take about half the time in a row); the two
+# under -W error start when upstream and the fork have answered, and run only
+# the cases where either of them issued a warning (``_warned``): a case that
+# issues none runs alike whatever the warnings filter, so its answers under
+# -W error are its answers in the first runs, which ``_with_warnings_as_errors``
+# takes for it.
 RUNS = {
-    "upstream": (True, {}, True),
-    "fork": (False, {}, True),
-    "upstream-W": (True, {"DIFFERENTIAL_WARNINGS": "error"}, True),
-    "fork-W": (False, {"DIFFERENTIAL_WARNINGS": "error"}, True),
+    "upstream": (True, {}, "all"),
+    "fork": (False, {}, "all"),
     "sabotaged": (
         False,
         {"DIFFERENTIAL_SABOTAGE": "faithful-types-for-every-tool"},
-        False,
+        "hand-written",
     ),
     "sabotaged-W": (
         False,
@@ -95,9 +98,32 @@ RUNS = {
             "DIFFERENTIAL_WARNINGS": "error",
             "DIFFERENTIAL_SABOTAGE": "notices-as-warnings",
         },
-        False,
+        "hand-written",
     ),
+    "upstream-W": (True, {"DIFFERENTIAL_WARNINGS": "error"}, "warned"),
+    "fork-W": (False, {"DIFFERENTIAL_WARNINGS": "error"}, "warned"),
 }
+WARNING_PHASES = ("define_warnings", "server_warnings", "serve_warnings")
+
+
+def _warned(*outputs: list[dict[str, Any]]) -> set[str]:
+    """The cases where a run issued a warning (the runner records every one:
+    its filter is ``always``)."""
+    return {
+        output["id"]
+        for run in outputs
+        for output in run
+        if any(output.get(phase) for phase in WARNING_PHASES)
+    }
+
+
+def _with_warnings_as_errors(
+    first: list[dict[str, Any]], again: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """A run of every case under -W error: ``again``'s answer where it ran
+    the case, else ``first``'s (the case issued no warning)."""
+    rerun = {output["id"]: output for output in again}
+    return [rerun.get(output["id"], output) for output in first]
 
 
 @pytest.fixture(scope="module")
@@ -108,19 +134,35 @@ def runs(workdir: Path, cases: Path, hand_written_cases: Path) -> dict[str, Any]
             "upstream installed: run these tests with `nox -s differential`",
             pytrace=False,
         )
-    started = {
-        name: _start(
-            UPSTREAM_PYTHON if upstream else sys.executable,
-            cases if every else hand_written_cases,
-            workdir / f"{name}.json",
-            env,
-        )
-        for name, (upstream, env, every) in RUNS.items()
+    warned = workdir / "warned.json"
+
+    def start(names: list[str]) -> dict[str, subprocess.Popen[bytes]]:
+        paths = {"all": cases, "hand-written": hand_written_cases, "warned": warned}
+        return {
+            name: _start(
+                UPSTREAM_PYTHON if RUNS[name][0] else sys.executable,
+                paths[RUNS[name][2]],
+                workdir / f"{name}.json",
+                RUNS[name][1],
+            )
+            for name in names
+        }
+
+    first = start(["upstream", "fork", "sabotaged", "sabotaged-W"])
+    done = {
+        name: _finish(first.pop(name), workdir / f"{name}.json")
+        for name in ("upstream", "fork")
     }
-    return {
-        name: _finish(process, workdir / f"{name}.json")
-        for name, process in started.items()
-    }
+    ids = _warned(done["upstream"], done["fork"])
+    loaded = json.loads(cases.read_text("utf-8"))
+    warned.write_text(json.dumps([c for c in loaded if c["id"] in ids]), "utf-8")
+    second = start(["upstream-W", "fork-W"])
+    for name, process in [*first.items(), *second.items()]:
+        done[name] = _finish(process, workdir / f"{name}.json")
+    for side in ("upstream", "fork"):
+        assert {o["id"] for o in done[f"{side}-W"]} == ids
+        done[f"{side}-W"] = _with_warnings_as_errors(done[side], done[f"{side}-W"])
+    return done
 
 
 def _sabotaged(outputs: Outputs, sabotaged: list[dict[str, Any]]) -> list[Any]:
