@@ -1,7 +1,9 @@
 """The wall time of each session of a nox run, as a Markdown table.
 
-``tools/nox`` runs nox with ``--report`` and prints this table at the end of
-every run; CONTRIBUTING.md keeps the default run's as the current figures.
+``tools/nox`` (``tools/lanes.py``) runs nox with ``--report`` and prints this
+table at the end of every run, for a run in lanes with each session's lane;
+CONTRIBUTING.md keeps the default run's as the current figures. By hand, for
+any nox report:
 
     python -m tools.session_times REPORT.json
 """
