@@ -378,8 +378,8 @@ def upstream(session: nox.Session, mcp: str) -> None:
 @nox.session(python=TOOL_PYTHON)
 def steps(session: nox.Session) -> None:
     """Upstream's own suite at each step of the series (pristine + patches 1..k):
-    in full at the upstream-track boundary, elsewhere the test modules the
-    step's patch touches (``steps_full``: every step in full).
+    in full at the upstream-track boundary, elsewhere the test modules that
+    patches 1..k touch (``steps_full``: every step in full).
 
     The whole series is the ``upstream`` session; this covers every prefix
     before it, so each pull request leaves upstream's suite green.
@@ -410,19 +410,28 @@ def _steps(session: nox.Session, *, full: bool) -> None:
                 session.log(f"upstream's suite with {patch.name} on top")
                 selection = [*XDIST_ARGS]
             else:
-                selection = [
-                    f
-                    for f in forktool.patch_files(patch)
-                    if f.startswith("tests/") and (tree.path / f).exists()
-                ]
-                if not selection:
+                if not any(f.startswith("tests/") for f in forktool.patch_files(patch)):
                     session.error(f"{patch.name} touches no test module of upstream's")
+                selection = _touched_test_modules(tree.path, patches[:count])
                 session.log(
-                    f"with {patch.name} on top, the test modules it touches: "
-                    + ", ".join(selection)
+                    f"with {patch.name} on top, the test modules patches 1..{count} "
+                    "touch: " + ", ".join(selection)
                 )
             with session.chdir(tree.path):
                 session.run("pytest", "-q", "-p", "no:cacheprovider", "-x", *selection)
+
+
+def _touched_test_modules(tree: Path, patches: list[Path]) -> list[str]:
+    """The upstream test modules any of ``patches`` touches that ``tree`` has, in
+    the order first touched: a later patch that breaks an earlier patch's test
+    (until a patch after it repairs it) fails at its own step, not only in
+    ``steps_full``."""
+    selection: list[str] = []
+    for patch in patches:
+        for f in forktool.patch_files(patch):
+            if f.startswith("tests/") and f not in selection and (tree / f).exists():
+                selection.append(f)
+    return selection
 
 
 @nox.session(python=TOOL_PYTHON)

@@ -50,7 +50,7 @@ def selects_sessions(args: list[str]) -> bool:
             return False
         if arg.split("=", 1)[0] in SELECTING:
             return True
-        if arg.startswith("-") and not arg.startswith("--") and arg[1:2] in "setkplh":
+        if len(arg) > 1 and arg[0] == "-" and arg[1] in "setkplh":
             return True  # -sfoo, -tfull and the like
     return False
 

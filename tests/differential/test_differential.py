@@ -59,19 +59,25 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def cases(workdir: Path) -> Path:
+def case_list() -> list[dict[str, Any]]:
+    """Every case, as the runners read them (through JSON)."""
+    loaded: list[dict[str, Any]] = json.loads(json.dumps(all_cases(GENERATED)))
+    return loaded
+
+
+@pytest.fixture(scope="module")
+def cases(workdir: Path, case_list: list[dict[str, Any]]) -> Path:
     path = workdir / "cases.json"
-    path.write_text(json.dumps(all_cases(GENERATED)), "utf-8")
+    path.write_text(json.dumps(case_list), "utf-8")
     return path
 
 
 @pytest.fixture(scope="module")
-def hand_written_cases(workdir: Path, cases: Path) -> Path:
+def hand_written_cases(workdir: Path, case_list: list[dict[str, Any]]) -> Path:
     """The cases but the generated ones (named, corpus and docs cases): what
     the sabotaged forks run, since a sabotage only needs one case to show."""
     path = workdir / "hand-written.json"
-    loaded = json.loads(cases.read_text("utf-8"))
-    kept = [c for c in loaded if not c["id"].startswith("generated-")]
+    kept = [c for c in case_list if not c["id"].startswith("generated-")]
     path.write_text(json.dumps(kept), "utf-8")
     return path
 
@@ -127,7 +133,12 @@ def _with_warnings_as_errors(
 
 
 @pytest.fixture(scope="module")
-def runs(workdir: Path, cases: Path, hand_written_cases: Path) -> dict[str, Any]:
+def runs(
+    workdir: Path,
+    case_list: list[dict[str, Any]],
+    cases: Path,
+    hand_written_cases: Path,
+) -> dict[str, Any]:
     if not UPSTREAM_PYTHON:
         pytest.fail(
             "$DIFFERENTIAL_UPSTREAM_PYTHON must name a Python with pristine "
@@ -154,8 +165,7 @@ def runs(workdir: Path, cases: Path, hand_written_cases: Path) -> dict[str, Any]
         for name in ("upstream", "fork")
     }
     ids = _warned(done["upstream"], done["fork"])
-    loaded = json.loads(cases.read_text("utf-8"))
-    warned.write_text(json.dumps([c for c in loaded if c["id"] in ids]), "utf-8")
+    warned.write_text(json.dumps([c for c in case_list if c["id"] in ids]), "utf-8")
     second = start(["upstream-W", "fork-W"])
     for name, process in [*first.items(), *second.items()]:
         done[name] = _finish(process, workdir / f"{name}.json")
@@ -181,16 +191,16 @@ def _sabotaged(outputs: Outputs, sabotaged: list[dict[str, Any]]) -> list[Any]:
 
 
 @pytest.fixture(scope="module")
-def outputs(cases: Path, runs: dict[str, Any]) -> Outputs:
-    loaded = json.loads(cases.read_text("utf-8"))
-    return loaded, runs["upstream"], runs["fork"]
+def outputs(case_list: list[dict[str, Any]], runs: dict[str, Any]) -> Outputs:
+    return case_list, runs["upstream"], runs["fork"]
 
 
 @pytest.fixture(scope="module")
-def outputs_warnings_as_errors(cases: Path, runs: dict[str, Any]) -> Outputs:
+def outputs_warnings_as_errors(
+    case_list: list[dict[str, Any]], runs: dict[str, Any]
+) -> Outputs:
     """Both sides with warnings as errors (``python -W error``)."""
-    loaded = json.loads(cases.read_text("utf-8"))
-    return loaded, runs["upstream-W"], runs["fork-W"]
+    return case_list, runs["upstream-W"], runs["fork-W"]
 
 
 def _differences(outputs: Outputs) -> list[differences.Difference]:

@@ -121,6 +121,8 @@ def test_the_full_run_alone_runs_in_lanes(
         (["--list"], True),
         (["-k", "tests"], True),
         (["--", "-s"], False),
+        (["-"], False),
+        (["-R", "-"], False),
     ],
 )
 def test_tools_nox_runs_lanes_only_when_no_session_is_chosen(
