@@ -5,6 +5,7 @@ outlives a killed process, and the billing line goes out byte for byte."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import logging
@@ -16,6 +17,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tracemalloc
 from collections.abc import Iterator
@@ -579,3 +581,111 @@ def test_the_rewrite_reads_the_tools_not_the_conversation(
     assert sum(read) == 0
     assert remembered.body == module.rewrite_body(later, fields).body
     assert remembered.modified_tools == rewrite.modified_tools
+
+
+class _OneShotUpstream:
+    """An upstream that answers each request with ``reply``: in one send, or
+    (``pause``) its head, then its body after a pause."""
+
+    def __init__(self, head: bytes, body: bytes, pause: float | None) -> None:
+        self._head, self._body, self._pause = head, body, pause
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._server.getsockname()[1]}"
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                sock, _ = self._server.accept()
+                threading.Thread(target=self._answer, args=(sock,), daemon=True).start()
+
+    def _answer(self, sock: socket.socket) -> None:
+        with sock, contextlib.suppress(OSError):
+            buffered = b""
+            while True:
+                while b"\r\n\r\n" not in buffered:
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        return
+                    buffered += chunk
+                head, _, buffered = buffered.partition(b"\r\n\r\n")
+                length = next(
+                    int(line.split(b":", 1)[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
+                while len(buffered) < length:
+                    buffered += sock.recv(65536)
+                buffered = buffered[length:]
+                if self._pause is None:
+                    sock.sendall(self._head + self._body)
+                else:
+                    sock.sendall(self._head)
+                    time.sleep(self._pause)
+                    sock.sendall(self._body)
+
+    def close(self) -> None:
+        self._server.close()
+
+
+@pytest.mark.parametrize("framing", ["content-length", "chunked"])
+@pytest.mark.parametrize("arrives", ["at once", "head first"])
+async def test_a_response_that_arrives_at_once_reaches_the_cli_in_one_write(
+    monkeypatch: pytest.MonkeyPatch, client: Any, framing: str, arrives: str
+) -> None:
+    # Counted, not timed: the relay's writes to Claude Code's connection per
+    # response. One that arrives at once (head, body and end in one read)
+    # goes out in one write: one pass of the TLS layer and one send in
+    # proxy mode. The control (the head, then the body 0.2 s later) shows
+    # that the count sees every write.
+    from claude_agent_sdk._internal.relay import server
+
+    event = b'event: message_start\ndata: {"type":"message_start"}\n\n'
+    if framing == "chunked":
+        head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+        head += b"transfer-encoding: chunked\r\n\r\n"
+        body = b"%x\r\n%s\r\n0\r\n\r\n" % (len(event), event)
+    else:
+        head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+        head += b"content-length: %d\r\n\r\n" % len(event)
+        body = event
+    writes: list[int] = []
+
+    class Counting:
+        def __init__(self, inner: asyncio.Transport) -> None:
+            self._inner = inner
+
+        def write(self, data: bytes) -> None:
+            writes.append(1)
+            self._inner.write(data)
+
+        def writelines(self, pieces: list[bytes]) -> None:
+            writes.append(len(pieces))
+            self._inner.writelines(pieces)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._inner, name)
+
+    made = server.CliConnection.connection_made
+
+    def counted(self: Any, transport: asyncio.BaseTransport) -> None:
+        made(self, transport)
+        self._transport = Counting(self._transport)
+
+    monkeypatch.setattr(server.CliConnection, "connection_made", counted)
+    upstream = _OneShotUpstream(head, body, None if arrives == "at once" else 0.2)
+    try:
+        async with ToolFieldsRelay(FIELDS, upstream.url) as relay:
+            raw = json.dumps(messages_body(STRICT)).encode()
+            for _ in range(3):  # a new connection, then kept-alive ones
+                writes.clear()
+                response = await client.post(relay.url + "/v1/messages", content=raw)
+                assert response.status_code == 200
+                assert response.content == event
+                if arrives == "at once":
+                    assert len(writes) == 1, writes
+                else:
+                    assert len(writes) >= 2, writes
+    finally:
+        upstream.close()
