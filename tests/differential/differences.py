@@ -409,7 +409,8 @@ ROWS = [
         "nothing",
         "one log record (a notice), at its server's first `tools/list` or "
         "`tools/call`, naming the tool and each reference's JSON Pointer, and "
-        "whether it is read once (a local file) or never fetched",
+        "whether it is read once (a local file), checked offline (a JSON "
+        "Schema metaschema, which jsonschema bundles) or never fetched",
         "hazard made visible (patch `schema-checks`)",
         _notice(r"Tool '[^']*': input_schema refers outside itself"),
         "schema-checks",

@@ -95,6 +95,16 @@ def _local_file(reference: Any) -> bool:
     return parts.scheme == "file" and parts.netloc in ("", "localhost")
 
 
+def _metaschema(reference: Any) -> bool:
+    """Whether ``reference`` names a JSON Schema metaschema (or a part of
+    one): jsonschema bundles them and resolves them offline, so the
+    arguments they govern are checked, with no fetch."""
+    import jsonschema_specifications  # type: ignore[import-untyped]
+
+    uri = urljoin(reference.base_uri, str(reference.ref))
+    return uri.partition("#")[0] in jsonschema_specifications.REGISTRY
+
+
 @dataclass(frozen=True)
 class SchemaProblem:
     at: str
@@ -162,6 +172,19 @@ def find_schema_problems(
                     "it (jsonschema would, on every call); the model is shown "
                     "only the reference. Copy the referenced schema into $defs "
                     "and refer to it as '#/$defs/...'",
+                    hard=True,
+                )
+            )
+        elif reference.problem == "external" and _metaschema(reference):
+            problems.append(
+                SchemaProblem(
+                    reference.at,
+                    reference.keyword,
+                    f"{reference.keyword} {reference.ref!r} names a JSON Schema "
+                    "metaschema, which the SDK checks arguments against offline "
+                    "(jsonschema bundles it); the model is shown only the "
+                    "reference. Copy the referenced schema into $defs and refer "
+                    "to it as '#/$defs/...'",
                     hard=True,
                 )
             )
@@ -359,14 +382,9 @@ def check_input_schema(
             + "\n".join(f"  - {p.at} ({p.keyword}): {p.message}" for p in soft)
         )
     if hard:
+        kinds = {_reference_kind(p.message) for p in hard}
         logger.warning(
-            "%s refers outside itself; the SDK reads a local file once and "
-            "never fetches other documents, whose values are not checked "
-            "(refused for tools with strict=True or input_examples):\n%s"
-            if any(" names a local file, " in p.message for p in hard)
-            else "%s refers outside itself, and the SDK never fetches schemas: "
-            "the values those references govern are not checked (refused for "
-            "tools with strict=True or input_examples):\n%s",
+            _REFERENCE_NOTICES.get(frozenset(kinds), _REFERENCE_NOTICES[None]),
             where,
             "\n".join(f"  - {p.at}: {p.message}" for p in hard),
         )
@@ -377,6 +395,35 @@ def check_input_schema(
             where,
             "\n".join(f"  - {p.at} ({p.keyword}): {p.message}" for p in soft),
         )
+
+
+_LOCAL_FILE = " names a local file, "
+_METASCHEMA = " names a JSON Schema metaschema, "
+_REFUSED = "(refused for tools with strict=True or input_examples):\n%s"
+# The notice for a tool that refers outside its schema, by the kinds of
+# reference it makes (each reference's own line says what it governs).
+_REFERENCE_NOTICES: dict[frozenset[str] | None, str] = {
+    frozenset({"other"}): "%s refers outside itself, and the SDK never fetches "
+    "schemas: the values those references govern are not checked " + _REFUSED,
+    frozenset({_LOCAL_FILE}): "%s refers outside itself; the SDK reads a local "
+    "file once and never fetches other documents, whose values are not "
+    "checked " + _REFUSED,
+    frozenset({_METASCHEMA}): "%s refers outside itself, to a JSON Schema "
+    "metaschema, which the SDK checks arguments against offline; the model is "
+    "shown only the reference " + _REFUSED,
+    None: "%s refers outside itself; each reference below says whether the SDK "
+    "checks the values it governs " + _REFUSED,
+}
+_REFERENCE_NOTICES[frozenset({_LOCAL_FILE, "other"})] = _REFERENCE_NOTICES[
+    frozenset({_LOCAL_FILE})
+]
+
+
+def _reference_kind(message: str) -> str:
+    for kind in (_LOCAL_FILE, _METASCHEMA):
+        if kind in message:
+            return kind
+    return "other"
 
 
 def _too_deep(where: str, opted_in: bool) -> None:
