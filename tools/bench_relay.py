@@ -958,29 +958,50 @@ def readme_line(runs: list[dict[str, Any]]) -> str:
     paced = [run["paced_events_per_s"]["relay"] for run in runs]
     later = [c["rewrite_ms"]["later_ms"] for run in runs for c in run["cells"]]
     cpu70, cpu2 = over(70, "relay_cpu_ms"), [c["relay_cpu_ms"] for c in big]
-    met = {
-        "≤ 1 ms of CPU at 70 KB": max(cpu70) <= 1.0,
-        "≤ 5 ms at 2 MB with 200 tools": max(cpu2) <= 5.0,
-        "≤ 2 ms added to the first byte at 70 KB": max(added(70)) <= 2.0,
-        "≤ 10 ms at 2 MB": max(added(2048)) <= 10.0,
+    # Each target: the figures it is judged on, one per cell, and its bound.
+    judged = {
+        "≤ 1 ms of CPU at 70 KB": (cpu70, 1.0),
+        "≤ 5 ms at 2 MB with 200 tools": (cpu2, 5.0),
+        "≤ 2 ms added to the first byte at 70 KB": (added(70), 2.0),
+        "≤ 10 ms at 2 MB": (added(2048), 10.0),
     }
-    kept = [name for name, ok in met.items() if ok]
-    missed = [name for name, ok in met.items() if not ok]
-    verdict = (
-        "This version's targets are met"
-        if not missed
-        else "Of this version's targets, "
-        + (", ".join(kept) + " are met; " if kept else "")
-        + ", ".join(missed)
-        + " are not"
-    )
-    floor = (
-        f"; at 2 MB TLS both ways and the kernel's sockets alone take "
-        f"{_range(floors)} ms before any Python, so 5 ms is out of reach for "
-        "a relay that ends TLS on this machine"
-        if floors
-        else ""
-    )
+    counts = {
+        name: (sum(x <= bound for x in xs), len(xs))
+        for name, (xs, bound) in judged.items()
+    }
+    kept = [name for name, (met, total) in counts.items() if met == total]
+    partly = [
+        f"{name} in {met} of {total} cells"
+        for name, (met, total) in counts.items()
+        if 0 < met < total
+    ]
+    missed = [name for name, (met, _) in counts.items() if met == 0]
+    if not partly and not missed:
+        verdict = "This version's targets are met"
+    else:
+        parts = []
+        if kept:
+            parts.append(", ".join(kept) + (" are met" if len(kept) > 1 else " is met"))
+        if partly:
+            parts.append("met " + ", ".join(partly))
+        if missed:
+            parts.append(
+                ", ".join(missed) + (" are not" if len(missed) > 1 else " is not")
+            )
+        verdict = "Of this version's targets, " + "; ".join(parts)
+    own = [float(c["relay_cpu_ms"]) - f for c in big if (f := _floor(c)) is not None]
+    floor = ""
+    if floors:
+        floor = (
+            f"; at 2 MB TLS both ways and the kernel's sockets alone take "
+            f"{_range(floors)} ms before any Python"
+        )
+        if min(floors) > 5.0:
+            floor += (
+                ", so 5 ms is out of reach for a relay that ends TLS on this machine"
+            )
+        else:
+            floor += f", the relay's own work {_range(own)} ms on top"
     return (
         "The relay in proxy mode (TLS both ways), against no relay in one run "
         f"on a shared {runs[0]['cpus']}-core machine at load "
