@@ -113,6 +113,10 @@ class SchemaProblem:
     message: str
     hard: bool
     """Refused for every tool (external reference), not only opted-in ones."""
+    kind: str = "other"
+    """For a hard problem, what its reference names: "local file" (read
+    once), "metaschema" (bundled, checked offline) or "other" (never
+    fetched, its values not checked)."""
 
 
 def find_schema_problems(
@@ -173,6 +177,7 @@ def find_schema_problems(
                     "only the reference. Copy the referenced schema into $defs "
                     "and refer to it as '#/$defs/...'",
                     hard=True,
+                    kind="local file",
                 )
             )
         elif reference.problem == "external" and _metaschema(reference):
@@ -186,6 +191,7 @@ def find_schema_problems(
                     "reference. Copy the referenced schema into $defs and refer "
                     "to it as '#/$defs/...'",
                     hard=True,
+                    kind="metaschema",
                 )
             )
         elif reference.problem == "external":
@@ -382,9 +388,9 @@ def check_input_schema(
             + "\n".join(f"  - {p.at} ({p.keyword}): {p.message}" for p in soft)
         )
     if hard:
-        kinds = {_reference_kind(p.message) for p in hard}
+        kinds = frozenset(p.kind for p in hard)
         logger.warning(
-            _REFERENCE_NOTICES.get(frozenset(kinds), _REFERENCE_NOTICES[None]),
+            _REFERENCE_NOTICES.get(kinds, _REFERENCE_NOTICES[None]),
             where,
             "\n".join(f"  - {p.at}: {p.message}" for p in hard),
         )
@@ -397,33 +403,24 @@ def check_input_schema(
         )
 
 
-_LOCAL_FILE = " names a local file, "
-_METASCHEMA = " names a JSON Schema metaschema, "
 _REFUSED = "(refused for tools with strict=True or input_examples):\n%s"
 # The notice for a tool that refers outside its schema, by the kinds of
 # reference it makes (each reference's own line says what it governs).
 _REFERENCE_NOTICES: dict[frozenset[str] | None, str] = {
     frozenset({"other"}): "%s refers outside itself, and the SDK never fetches "
     "schemas: the values those references govern are not checked " + _REFUSED,
-    frozenset({_LOCAL_FILE}): "%s refers outside itself; the SDK reads a local "
+    frozenset({"local file"}): "%s refers outside itself; the SDK reads a local "
     "file once and never fetches other documents, whose values are not "
     "checked " + _REFUSED,
-    frozenset({_METASCHEMA}): "%s refers outside itself, to a JSON Schema "
+    frozenset({"metaschema"}): "%s refers outside itself, to a JSON Schema "
     "metaschema, which the SDK checks arguments against offline; the model is "
     "shown only the reference " + _REFUSED,
     None: "%s refers outside itself; each reference below says whether the SDK "
     "checks the values it governs " + _REFUSED,
 }
-_REFERENCE_NOTICES[frozenset({_LOCAL_FILE, "other"})] = _REFERENCE_NOTICES[
-    frozenset({_LOCAL_FILE})
+_REFERENCE_NOTICES[frozenset({"local file", "other"})] = _REFERENCE_NOTICES[
+    frozenset({"local file"})
 ]
-
-
-def _reference_kind(message: str) -> str:
-    for kind in (_LOCAL_FILE, _METASCHEMA):
-        if kind in message:
-            return kind
-    return "other"
 
 
 def _too_deep(where: str, opted_in: bool) -> None:
