@@ -140,8 +140,8 @@ FULL_SESSIONS = [
 ]
 # `tools/nox -t full` runs them in these two lanes side by side, as the
 # default run's (`full`, which only requires them, is left out there).
-# Measured (a full run, 2026-12-03): steps_full ~18 min, pull_requests_full
-# ~14, prove(mcp1) ~6, each tests or differential cell ~2.
+# Measured (full runs of 2026-12-03 and -04): steps_full ~18 min, pull_requests_full
+# ~17, prove(mcp1) ~4, each tests or differential cell ~1.5.
 FULL_LANES = [
     [
         *_cells("tests", default=False),
