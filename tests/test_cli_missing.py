@@ -31,3 +31,20 @@ def test_missing_cli_error_names_npm_install_and_cli_path(
     message = str(caught.value)
     assert "npm install -g @anthropic-ai/claude-code" in message
     assert "cli_path" in message
+
+
+@pytest.mark.requires_patch("tool-fields-relay")
+def test_missing_cli_error_names_the_pinned_version_and_node(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from claude_agent_sdk._cli_version import __cli_version__
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: tmp_path))
+    transport = SubprocessCLITransport(prompt="hi", options=ClaudeAgentOptions())
+    with pytest.raises(CLINotFoundError) as caught:
+        transport._find_cli()
+    message = str(caught.value)
+    assert f"npm install -g @anthropic-ai/claude-code@{__cli_version__}" in message
+    assert "Node.js >= 22" in message

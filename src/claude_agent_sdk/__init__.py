@@ -1026,6 +1026,27 @@ def create_sdk_mcp_server(
     return McpSdkServerConfig(type="sdk", name=name, instance=server)
 
 
+if TYPE_CHECKING:
+    from ._internal.relay.evidence import ToolFieldsRelayError, ToolFieldsReport
+    from ._internal.schema_checks import SchemaCheckError
+
+# Fork exports read on first use: SchemaCheckError's module is loaded only
+# when a tool needs the checks (tests/dropin/test_start_up.py).
+_FORK_EXPORTS = {
+    "SchemaCheckError": "._internal.schema_checks",
+    "ToolFieldsRelayError": "._internal.relay.evidence",
+    "ToolFieldsReport": "._internal.relay.evidence",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FORK_EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_FORK_EXPORTS[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     # Main exports
     "query",
@@ -1202,4 +1223,8 @@ __all__ = [
     "ProcessError",
     "ResultError",
     "CLIJSONDecodeError",
+    # Fork: definition checks and the tool-fields relay
+    "SchemaCheckError",
+    "ToolFieldsRelayError",
+    "ToolFieldsReport",
 ]

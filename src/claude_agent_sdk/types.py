@@ -15,6 +15,8 @@ else:
     # correct behavior.
     from typing_extensions import NotRequired, Required, TypedDict
 
+from ._internal.relay.evidence import ToolFieldsReport
+
 if TYPE_CHECKING:
     from mcp.server import Server as McpServer
 else:
@@ -2730,6 +2732,22 @@ class ClaudeAgentOptions:
     Not available when Claude Code is set to Bedrock, Vertex or Foundry
     (``CLAUDE_CODE_USE_*``): the SDK refuses to start. Applies to the SDK's
     own subprocess transport only. Fork-only feature.
+    """
+
+    tool_fields_report: Callable[[ToolFieldsReport], object] | None = None
+    """Called with what reached the API, so your code can check strict is on.
+
+    Given a ``ToolFieldsReport`` once per API request the relay changed
+    (``outcome="changed"``: ``strict_tools``, ``example_tools``,
+    ``betas``, ``not_strict`` with why) or could not change
+    (``"unchanged"``: ``reason``, ``dropped_tools``); and, with
+    ``tool_fields_relay`` off while SDK tools declare ``strict`` or
+    ``input_examples``, once per query (``"relay_off"``). The same facts
+    are logged on the ``claude_agent_sdk`` logger (INFO per request, a
+    WARNING with the relay off). Request reports are given on the relay's
+    own thread while the request waits: keep it quick and thread-safe
+    (``list.append`` is). An exception it raises is logged, never raised
+    into the query. Fork-only feature (docs/relay.md#evidence).
     """
 
     strict_mcp_servers: list[str] | None = None

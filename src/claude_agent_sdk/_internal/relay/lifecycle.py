@@ -88,6 +88,8 @@ from mcp.server import Server
 
 from .._mcp_compat import listed_fields, meta_strict_tools, watch_meta_strict
 from .connections import outbound_pool
+from .evidence import ReportSink, ToolFieldsReport
+from .evidence import ToolFieldsRelayError as ToolFieldsRelayError
 from .rewrite import StrictServers
 from .server import Acceptor, CliConnection, Forwarder, Live
 from .tls import FIRST_PARTY_HOST, SessionCA
@@ -115,10 +117,6 @@ _START_TIMEOUT_S = 30.0
 # retransmission (1 s, then 3 s). asyncio also accepts up to this many per
 # wake-up (``server.MAX_UNREAD_CONNECTIONS`` is sized against it).
 _LISTEN_BACKLOG = 1024
-
-
-class ToolFieldsRelayError(ValueError):
-    """``tool_fields_relay=True`` cannot work with this configuration."""
 
 
 # --------------------------------------------------------------------------
@@ -599,6 +597,8 @@ class ToolFieldsRelay:
         self._lifecycle = threading.RLock()
         self._stopped = False
         self._live: Live | None = None  # the open connections, while serving
+        # ClaudeAgentOptions.tool_fields_report: given each request's report.
+        self.report: ReportSink | None = None
 
     def __repr__(self) -> str:  # never shows the secret
         return f"<ToolFieldsRelay port={self.port} upstream={self.upstream!r}>"
@@ -727,15 +727,13 @@ class ToolFieldsRelay:
             from .proxy import ProxyConnection, ProxyMode
 
             no_proxy = self._no_proxy
+            tunnelled = make(
+                None, self.upstream, self.fields_by_name, pool, self.strict_servers
+            )
+            tunnelled.evidence.sink = self._give_report
             mode = ProxyMode(
                 self._secret,
-                make(
-                    None,
-                    self.upstream,
-                    self.fields_by_name,
-                    pool,
-                    self.strict_servers,
-                ),
+                tunnelled,
                 self._ca.server_context,
                 self._proxy,
                 lambda host, port: _bypasses_proxy(
@@ -753,6 +751,7 @@ class ToolFieldsRelay:
                 pool,
                 self.strict_servers,
             )
+            forwarder.evidence.sink = self._give_report
             factory = lambda: CliConnection(forwarder, live)  # noqa: E731
         self._stop_requested = asyncio.Event()
         live.acceptor = Acceptor(sock, factory, live)
@@ -764,6 +763,11 @@ class ToolFieldsRelay:
             # nothing in flight worth waiting for: drop what is left.
             live.stop()
             await pool.aclose()
+
+    def _give_report(self, report: ToolFieldsReport) -> None:
+        # self.report as it is now (it may be set after start).
+        if self.report is not None:
+            self.report(report)
 
     def _stop_blocking(self) -> None:
         with self._lifecycle:
@@ -803,6 +807,7 @@ def prepare_for_cli(
     mcp_servers: object,
     cli_env: Mapping[str, str],
     strict_mcp_servers: object = None,
+    report: ReportSink | None = None,
 ) -> ToolFieldsRelay:
     """A relay (not started yet) for a CLI to run with ``cli_env``.
 
@@ -831,7 +836,7 @@ def prepare_for_cli(
     first_party = not own_base_url and (
         proxy is None or urllib.parse.urlsplit(proxy).scheme.lower() == "http"
     )
-    return ToolFieldsRelay(
+    relay = ToolFieldsRelay(
         collect_tool_fields(mcp_servers),
         upstream,
         proxy=proxy,
@@ -843,6 +848,8 @@ def prepare_for_cli(
         strict_servers=strict_servers_for(strict_mcp_servers, mcp_servers),
         platform=platform,
     )
+    relay.report = report
+    return relay
 
 
 async def start_for_cli(

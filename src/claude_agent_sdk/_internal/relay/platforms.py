@@ -329,6 +329,7 @@ class PlatformForwarder(Forwarder):
     ) -> None:
         super().__init__(secret, upstream, fields_by_name, pool, strict_servers)
         self.platform = platform
+        self.evidence.platform = platform.name  # type: ignore[assignment]
         self.refused: set[str] = set()
 
     async def exchange(
@@ -348,8 +349,9 @@ class PlatformForwarder(Forwarder):
             else:
                 rewrite = self._rewrite_encoded(body, encoding)
         self._report(rewrite)
+        relayed: list[str] = []
         if rewrite.modified_tools:
-            betas = [
+            betas = relayed = [
                 beta
                 for beta in (
                     self.platform.betas.get(_FIELD_OF_BETA[b]) for b in rewrite.betas
@@ -393,7 +395,13 @@ class PlatformForwarder(Forwarder):
                     for n, v in request.headers
                     if n not in _NOT_FORWARDED_REQUEST
                 ]
-                rewrite = Rewrite(body)
+                rewrite = Rewrite(
+                    body,
+                    unchanged_because="no AWS credentials to sign it again",
+                    lost_tools=rewrite.modified_tools,
+                )
+                relayed = []
+        self.evidence.record(route, rewrite, relayed)
         token = _current.set(rewrite)
         try:
             await self._forward(request.method, rest, headers, rewrite, cli)

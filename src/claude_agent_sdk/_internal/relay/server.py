@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from .connections import transport_errors
+from .evidence import RequestEvidence
 from .rewrite import (
     Rewrite,
     RewriteMemo,
@@ -438,6 +439,10 @@ class Forwarder:
         # sends the same tools on every turn.
         self._memo = RewriteMemo()
         self._memo.prepare(fields_by_name)
+        # One record (log and tool_fields_report) per request changed or not.
+        self.evidence = RequestEvidence(
+            fields_by_name, strict_servers, "proxy" if secret is None else "base_url"
+        )
 
     def route(self, target: bytes) -> bytes | None:
         """The target after the secret prefix (with query), or None without it."""
@@ -472,6 +477,7 @@ class Forwarder:
         self._report(rewrite)
         if rewrite.modified_tools:
             headers = with_betas(headers, rewrite.betas)
+        self.evidence.record(route, rewrite, rewrite.betas)
         await self._forward(request.method, rest, headers, rewrite, cli)
 
     def _report(self, rewrite: Rewrite) -> None:

@@ -323,8 +323,9 @@ class SubprocessCLITransport(Transport):
                 "shim, which this SDK refuses to run on Windows.)"
             )
         raise CLINotFoundError(
-            "Claude Code not found. Install with:\n"
-            "  npm install -g @anthropic-ai/claude-code\n"
+            "Claude Code not found. Install the version this SDK is measured "
+            "with (it needs Node.js >= 22):\n"
+            f"  npm install -g @anthropic-ai/claude-code@{__cli_version__}\n"
             "\nIf already installed locally, try:\n"
             '  export PATH="$HOME/node_modules/.bin:$PATH"\n'
             "\nOr provide the path via ClaudeAgentOptions:\n"
@@ -777,12 +778,23 @@ class SubprocessCLITransport(Transport):
                 self._options.mcp_servers,
                 {**os.environ, **self._options.env},
                 self._options.strict_mcp_servers,
+                self._options.tool_fields_report,
             )
-        elif self._options.strict_mcp_servers:
-            from ..relay.lifecycle import check_strict_mcp_servers
+        else:
+            if self._options.strict_mcp_servers:
+                from ..relay.lifecycle import check_strict_mcp_servers
 
-            check_strict_mcp_servers(
-                self._options.strict_mcp_servers, self._options.mcp_servers, False
+                check_strict_mcp_servers(
+                    self._options.strict_mcp_servers, self._options.mcp_servers, False
+                )
+            from ..relay.evidence import relay_off_notice
+
+            # Tools that declare strict/input_examples, which Claude Code
+            # drops: one notice (and report) per query.
+            relay_off_notice(
+                self._options.mcp_servers,
+                self._options.tool_fields_report,
+                {**os.environ, **self._options.env},
             )
         try:
             # Merge environment variables. CLAUDE_CODE_ENTRYPOINT defaults to
