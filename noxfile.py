@@ -17,7 +17,7 @@ matrix, `steps` in full); the two together are the complete run, made before
 every release (CONTRIBUTING.md).
 
 Maintenance sessions (in neither run): vendor, export, rebase, bench,
-bench_relay, demo, cli, docs, mcp_corpus, strict_report.
+bench_relay, demo, live, cli, docs, mcp_corpus, strict_report.
 
 `tools/nox` runs nox as ``python -m nox`` from the repository's root, which
 is what puts ``tools`` on the import path here.
@@ -41,6 +41,7 @@ from typing import Any
 import nox
 
 from tools import claude_cli, forktool
+from tools import live as live_check
 from tools.pins import (
     MCP_FLOOR,
     MCP_MAJORS,
@@ -162,6 +163,7 @@ MAINTENANCE_SESSIONS = [
     "bench",
     "bench_relay",
     "demo",
+    "live",
     "cli",
     "docs",
     "mcp_corpus",
@@ -441,7 +443,7 @@ def lint(session: nox.Session) -> None:
     """ruff, with upstream's configuration, on the package, the fork's files and
     the upstream tests the series changes."""
     session.install(RUFF)
-    paths = ["src", "tests", "tools", "noxfile.py", "hatch_build.py"]
+    paths = ["src", "tests", "tools", "examples", "noxfile.py", "hatch_build.py"]
     session.run("ruff", "check", *paths)
     session.run("ruff", "format", "--check", *paths)
     with tempfile.TemporaryDirectory() as tmp:
@@ -1046,6 +1048,7 @@ def _junit_outcomes(report: Path) -> tuple[list[str], list[str]]:
 #     nox -s cli  [-- --cli-version X]                 install into .cache/, print its path
 #     nox -s e2e  [-- --cli-version X] [pytest args]   tests/e2e on mcp 1.x and 2.x
 #     nox -s demo [-- --real-api [--relay]] [--cli-version X]
+#     nox -s live [-- --cli-version X]                 your platform, your credentials
 #
 # The CLI comes from the npm registry once per version (about 170 MB) into
 # .cache/claude-code/<version>/; the default version is the one the vendored
@@ -1147,6 +1150,26 @@ def demo(session: nox.Session) -> None:
     cli_path = _install_cli(session, version)
     session.install(".", MCP_MAJORS["mcp2"])
     session.run("python", "-m", "tools.demo", "--cli", cli_path, *demo_args)
+
+
+@nox.session(python=TOOL_PYTHON, venv_backend="uv|virtualenv")
+def live(session: nox.Session) -> None:
+    """One strict turn through the relay against the real platform your
+    environment names (your credentials), and a verdict (tools/live.py).
+
+    nox -s live                          Claude API, Bedrock, Vertex AI or Foundry
+    nox -s live -- --cli-version X       with another CLI version
+    Without credentials: one line saying what it needs; nothing installed or sent.
+    """
+    missing = live_check.needs(os.environ)
+    if missing is not None:
+        print(missing)
+        return
+    version, args = _posargs(session)
+    cli_path = _install_cli(session, version)
+    botocore = [d for d in TEST_DEPS if d.startswith("botocore")]  # Bedrock SigV4
+    session.install(".", MCP_MAJORS["mcp2"], *botocore)
+    session.run("python", "-m", "tools.live", "--cli", cli_path, *args)
 
 
 # ---------------------------------------------------------------------------

@@ -160,3 +160,27 @@ def test_broken_links_are_reported(tmp_path: Path) -> None:
         "missing.md: no such file",
         "a.md#nowhere: a.md has no heading #nowhere",
     ]
+
+
+QUICKSTART = ROOT / "examples" / "strict_quickstart.py"
+
+
+@pytest.mark.requires_patch("tool-fields-relay")
+def test_the_quickstart_defines_what_the_readme_shows() -> None:
+    # The README's runnable example is this file: a strict tool with an enum
+    # beside an array of strings, the relay on, its reports collected, and
+    # anyio.run(main) when run as a script (not here: it needs the CLI).
+    import asyncio
+    import runpy
+
+    source = QUICKSTART.read_text("utf-8")
+    assert 'if __name__ == "__main__":' in source and "anyio.run(main)" in source
+    example = runpy.run_path(str(QUICKSTART), run_name="quickstart")
+    search, options = example["search"], example["options"]
+    assert search.strict is True
+    properties = search.input_schema["properties"]
+    assert properties["jurisdiction"]["enum"] and "enum" in properties["jurisdiction"]
+    assert properties["terms"] == {"type": "array", "items": {"type": "string"}}
+    assert options.tool_fields_relay is True
+    assert options.tool_fields_report == example["reports"].append
+    assert asyncio.iscoroutinefunction(example["main"])
