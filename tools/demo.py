@@ -12,15 +12,24 @@ helpers as ``tests.lib``)::
 
 A strict tool (``@tool(..., strict=True, input_examples=[...],
 extra_fields={...})``) is served by an in-process SDK MCP server, listed by the
-CLI, called by the model, and answered. The demo prints, per boundary, what
-went over it: the ``tools/list`` entry the CLI received (recorded on the stdio
-control channel), the tool definition the CLI sent to the Messages API, the
-tool call and its result, and the final text.
+CLI, called by the model, and answered. Offline, the main section is a turn
+with the tool-fields relay on in proxy mode, the mode production uses with no
+``ANTHROPIC_BASE_URL`` (Claude Code stays first-party and reaches
+``api.anthropic.com`` through the relay as its HTTPS proxy; a loopback TLS
+stand-in plays the API, as in the tests). It prints, per boundary, what went
+over it: the ``tools/list`` entry the CLI received (recorded on the stdio
+control channel), the tool definition and the ``anthropic-beta`` header the
+API received (the relay's betas marked), the relay's report
+(``ToolFieldsReport``), the tool call and its result, and the final text. A
+table then shows which field survived each hop with the relay on in proxy
+mode, on in base-URL mode (for a gateway), and off (two more turns).
 
 With ``--real-api`` there is no stand-in: the CLI talks to the real API (or
 ``$ANTHROPIC_BASE_URL`` if set) through a loopback recorder that forwards every
-request unchanged, so the CLI -> API boundary is still shown. The model then
-decides by itself whether to call the tool.
+request unchanged, so the CLI -> API boundary is still shown (relay off, or
+with ``--relay`` on in base-URL mode, the recorder being the base URL). The
+model then decides by itself whether to call the tool. ``tools/nox -s live``
+is the check of your own platform and credentials.
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ from claude_agent_sdk import (
 from tests.lib.cases import ARGUMENTS, FORK_FIELDS, SEARCH, SERVER, LegalServer
 from tests.lib.cli_harness import Turn, cli_version, isolated_env, run_turn
 from tests.lib.fake_api import FakeMessagesAPI, text, tool_use
+from tests.lib.relay_upstream import Upstream
 from tools import claude_cli
 
 API_TOOL_NAME = SEARCH
@@ -109,16 +119,41 @@ def field_report(served: dict[str, Any], sent: dict[str, dict[str, Any] | None])
     )
 
 
+ADDED_BETAS = ("structured-outputs-2025-12-15", "advanced-tool-use-2025-11-20")
+
+MODES = {
+    "proxy": (
+        "relay on, proxy mode: Claude Code keeps https://api.anthropic.com (it "
+        "stays first-party) and reaches it through the relay as its HTTPS_PROXY; "
+        "a loopback TLS stand-in plays api.anthropic.com"
+    ),
+    "base_url": (
+        "relay on, base-URL mode: Claude Code's ANTHROPIC_BASE_URL is the relay, "
+        "which forwards to the stand-in (your gateway's place)"
+    ),
+    "off": "relay off: Claude Code talks to the stand-in directly",
+}
+
+
+def _betas(request: Any) -> str:
+    """The request's anthropic-beta header, the relay's additions marked."""
+    sent = [b for b in (request.headers.get("anthropic-beta") or "").split(",") if b]
+    return ",".join(f"{b} (added)" if b in ADDED_BETAS else b for b in sent) or "(none)"
+
+
 def report(
     turn: Turn,
     api: FakeMessagesAPI,
     header: str,
     notes: list[str],
     relayed: dict[str, dict[str, Any] | None],
+    mode: str,
+    reports: list[Any],
 ) -> int:
     print(header)
     for note in notes:
         print(note)
+    print(f"\n== {MODES[mode]} ==")
 
     (served,) = turn.transport.listed_tools(SERVER)
     show(
@@ -127,13 +162,25 @@ def report(
     )
 
     agent_requests = api.messages_requests()
-    sent = agent_requests[0].tool(API_TOOL_NAME) if agent_requests else None
+    carrying = [r for r in agent_requests if r.tool(API_TOOL_NAME) is not None]
+    first = carrying[0] if carrying else None
+    sent = first.tool(API_TOOL_NAME) if first is not None else None
+    hop = "CLI -> relay -> API" if mode != "off" else "CLI -> API"
     show(
-        f"[2] CLI -> API: definition of {API_TOOL_NAME} in the Messages API request",
+        f"[2] {hop}: {API_TOOL_NAME} in the Messages API request the API received",
         sent if sent is not None else "(not in the request's tools)",
     )
-    title = "CLI -> API (relay on)" if not relayed and RELAY_ON else "CLI -> API"
-    show("    what survived each hop", field_report(served, {title: sent, **relayed}))
+    if first is not None:
+        show("    anthropic-beta on that request", _betas(first))
+    if mode != "off":
+        show(
+            "    what the relay reported (ClaudeAgentOptions.tool_fields_report)",
+            "\n".join(r.describe() for r in reports) or "(no report: nothing changed)",
+        )
+    show(
+        "    what survived each hop",
+        field_report(served, {f"CLI -> API ({_label(mode)})": sent, **relayed}),
+    )
 
     uses = [
         block
@@ -178,6 +225,12 @@ def report(
     return 0 if ok else 1
 
 
+def _label(mode: str) -> str:
+    return {"proxy": "relay on, proxy mode", "base_url": "relay on, base-URL mode"}.get(
+        mode, "relay off"
+    )
+
+
 RELAY_ON = False  # set by --relay for a --real-api run
 
 
@@ -188,49 +241,83 @@ def _script(api: FakeMessagesAPI) -> None:
     )
 
 
-async def _relayed_definition(cli: str) -> dict[str, Any] | None:
-    """The tool's API definition in a second, offline turn with the relay on."""
+async def _offline_turn(
+    cli: str,
+    tmp: Path,
+    api_url: str,
+    api: FakeMessagesAPI,
+    relay: bool,
+    extra_env: dict[str, str] | None = None,
+    reports: list[Any] | None = None,
+) -> Turn:
     server, _ = build_server()
-    with FakeMessagesAPI() as api, tempfile.TemporaryDirectory() as tmp:
-        _script(api)
-        home, work = Path(tmp) / "home", Path(tmp) / "work"
-        work.mkdir()
-        await run_turn(
-            cli=cli,
-            prompt=PROMPT,
-            mcp_servers={SERVER: server},
-            env=isolated_env(api.url, home),
-            cwd=work,
-            allowed_tools=[API_TOOL_NAME],
-            tool_fields_relay=True,
+    _script(api)
+    home, work = tmp / "home", tmp / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    options: dict[str, Any] = {"tool_fields_relay": relay}
+    if reports is not None:
+        options["tool_fields_report"] = reports.append
+    return await run_turn(
+        cli=cli,
+        prompt=PROMPT,
+        mcp_servers={SERVER: server},
+        env=isolated_env(api_url, home, **(extra_env or {})),
+        cwd=work,
+        allowed_tools=[API_TOOL_NAME],
+        **options,
+    )
+
+
+def _definition(api: FakeMessagesAPI) -> dict[str, Any] | None:
+    requests = [r for r in api.messages_requests() if r.tool(API_TOOL_NAME)]
+    return requests[0].tool(API_TOOL_NAME) if requests else None
+
+
+async def run_offline(cli: str) -> int:
+    """Three offline turns: relay on in proxy mode (the main section), relay
+    on in base-URL mode and relay off (the other columns of the table)."""
+    _, notes = build_server()
+    relayed: dict[str, dict[str, Any] | None] = {}
+    with tempfile.TemporaryDirectory(prefix="claude-demo-") as tmp:
+        for mode, relay in (("base_url", True), ("off", False)):
+            with FakeMessagesAPI() as api:
+                await _offline_turn(cli, Path(tmp) / mode, api.url, api, relay)
+                relayed[f"CLI -> API ({_label(mode)})"] = _definition(api)
+        reports: list[Any] = []
+        stand_in = Upstream.first_party(Path(tmp) / "ca").start()
+        try:
+            turn = await _offline_turn(
+                cli,
+                Path(tmp) / "proxy",
+                "",
+                stand_in.api,
+                True,
+                stand_in.env(),
+                reports,
+            )
+        finally:
+            stand_in.stop()
+        header = (
+            f"Claude Code {cli_version(cli)} ({cli}), offline: stand-in Messages "
+            f"API on loopback\nprompt: {PROMPT}"
         )
-        requests = api.messages_requests()
-        return requests[0].tool(API_TOOL_NAME) if requests else None
+        return report(turn, stand_in.api, header, notes, relayed, "proxy", reports)
 
 
 async def run(cli: str, real_api: bool) -> int:
-    server, notes = build_server()
-    relayed: dict[str, dict[str, Any] | None] = {}
     if not real_api:
-        relayed["CLI -> API (relay on)"] = await _relayed_definition(cli)
-    if real_api:
-        upstream = os.environ.get("ANTHROPIC_BASE_URL") or REAL_API_DEFAULT
-        api = FakeMessagesAPI(upstream=upstream)
-        where = f"the real API ({upstream}) through a loopback recorder"
-    else:
-        api = FakeMessagesAPI()
-        _script(api)
-        where = "the embedded stand-in Messages API"
+        return await run_offline(cli)
+    server, notes = build_server()
+    upstream = os.environ.get("ANTHROPIC_BASE_URL") or REAL_API_DEFAULT
+    api = FakeMessagesAPI(upstream=upstream)
+    where = f"the real API ({upstream}) through a loopback recorder"
+    reports: list[Any] = []
     with api, tempfile.TemporaryDirectory(prefix="claude-demo-") as tmp:
         home = Path(tmp) / "home"
         work = Path(tmp) / "work"
         work.mkdir()
         env = isolated_env(api.url, home)
-        if real_api:
-            env["ANTHROPIC_API_KEY"] = os.environ["ANTHROPIC_API_KEY"]
-        extra: dict[str, Any] = (
-            {"max_turns": 4, "tool_fields_relay": RELAY_ON} if real_api else {}
-        )
+        env["ANTHROPIC_API_KEY"] = os.environ["ANTHROPIC_API_KEY"]
         turn = await run_turn(
             cli=cli,
             prompt=PROMPT,
@@ -238,13 +325,16 @@ async def run(cli: str, real_api: bool) -> int:
             env=env,
             cwd=work,
             allowed_tools=[API_TOOL_NAME],
-            timeout=300 if real_api else 90,
-            **extra,
+            timeout=300,
+            max_turns=4,
+            tool_fields_relay=RELAY_ON,
+            tool_fields_report=reports.append,
         )
         header = (
             f"Claude Code {cli_version(cli)} ({cli}) against {where}\nprompt: {PROMPT}"
         )
-        return report(turn, api, header, notes, relayed)
+        mode = "base_url" if RELAY_ON else "off"
+        return report(turn, api, header, notes, {}, mode, reports)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -144,3 +144,24 @@ async def test_the_live_check_quotes_a_refusal_verbatim(
     assert message in text_ and "REFUSED" in text_
     assert "tool_fields_relay=False" in text_
     assert lines[-1].startswith("verdict: FAIL (request refused")
+
+
+async def test_the_demo_shows_the_relay_on_request_in_proxy_mode(
+    claude_cli: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tools import demo
+
+    assert await demo.run(claude_cli, real_api=False) == 0
+    out = capsys.readouterr().out
+    main = out[out.index("== relay on, proxy mode") : out.index("what survived")]
+    # The main section is the relay-on request as the API received it.
+    assert "[2] CLI -> relay -> API" in main and '"strict": true' in main
+    assert "structured-outputs-2025-12-15 (added)" in main
+    assert "advanced-tool-use-2025-11-20 (added)" in main
+    assert "changed a request (/v1/messages, anthropic, proxy mode)" in main
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if "what survived each hop" in line)
+    columns, strict = lines[at + 1], lines[at + 2].split()
+    assert "relay on, proxy mode" in columns and "relay on, base-URL mode" in columns
+    assert "relay off" in columns
+    assert strict == ["strict", "true", "true", "true", "absent"]

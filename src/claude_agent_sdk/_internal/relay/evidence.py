@@ -113,12 +113,12 @@ class ToolFieldsReport:
         if self.route:
             where = f"{self.route}, {where}"
         if self.outcome == "relay_off":
+            verb = "declares" if len(self.dropped_tools) == 1 else "declare"
             return (
-                f"tool_fields_relay is off: {', '.join(self.dropped_tools)} declare "
+                f"tool_fields_relay is off: {', '.join(self.dropped_tools)} {verb} "
                 f"strict/input_examples, which Claude Code {CLI_VERSION_DROPPING} "
                 "drops from MCP tools, so they do not reach the API; pass "
-                "ClaudeAgentOptions(tool_fields_relay=True) to send them "
-                f"({where})"
+                "ClaudeAgentOptions(tool_fields_relay=True) to send them"
             )
         if self.outcome == "unchanged":
             return (
