@@ -177,12 +177,13 @@ def verdict(
         f"live check: {outcome.platform}, relay in {mode}, Claude Code "
         f"{outcome.cli_version}"
     ]
-    accepted = outcome.error is None
-    if accepted:
+    error = outcome.error
+    accepted = error is None
+    if error is None:
         lines.append("  request:   accepted")
     else:
-        lines.append(f"  request:   REFUSED: {outcome.error}")
-        if any(word in outcome.error.lower() for word in _INTEGRITY_WORDS):
+        lines.append(f"  request:   REFUSED: {error}")
+        if any(word in error.lower() for word in _INTEGRITY_WORDS):
             lines.append(
                 "             (it names the request's integrity: see docs/relay.md"
                 "#a-live-check; tool_fields_relay=False sends Claude Code's "
@@ -211,11 +212,11 @@ def verdict(
     else:
         problems = []
         for arguments in outcome.tool_inputs:
-            error = jsonschema.exceptions.best_match(
+            found = jsonschema.exceptions.best_match(
                 jsonschema.Draft202012Validator(schema).iter_errors(arguments)
             )
-            if error is not None:
-                problems.append(f"{json.dumps(arguments)}: {error.message}")
+            if found is not None:
+                problems.append(f"{json.dumps(arguments)}: {found.message}")
         valid = not problems
         if valid:
             lines.append(
