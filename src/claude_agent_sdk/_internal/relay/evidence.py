@@ -3,7 +3,8 @@
 Three kinds of facts, each a ``ToolFieldsReport``:
 
 - ``relay_off``: a query defines SDK tools with ``strict`` or
-  ``input_examples`` while ``tool_fields_relay`` is off. Claude Code 2.1.332
+  ``input_examples`` while ``tool_fields_relay`` is off. Claude Code (the
+  version this SDK bundles)
   drops both fields from MCP tools, so they never reach the API; one
   WARNING record per query says so and how to turn the relay on.
 - ``changed``: the relay added fields to a request: one INFO record per
@@ -32,13 +33,16 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..._cli_version import __cli_version__
+
 if TYPE_CHECKING:
     from .rewrite import Rewrite, StrictServers
 
 logger = logging.getLogger(__name__)
 
-CLI_VERSION_DROPPING = "2.1.332"
-"""The Claude Code version measured to drop ``strict``/``input_examples``."""
+CLI_VERSION_DROPPING = __cli_version__
+"""The Claude Code version measured to drop ``strict``/``input_examples``
+(the one this SDK bundles)."""
 
 _PLATFORM_SETTINGS = (
     ("CLAUDE_CODE_USE_BEDROCK", "bedrock"),
