@@ -2747,7 +2747,7 @@ class ClaudeAgentOptions:
     WARNING with the relay off). Request reports are given on the relay's
     own thread while the request waits: keep it quick and thread-safe
     (``list.append`` is). An exception it raises is logged, never raised
-    into the query. Fork-only feature (docs/relay.md#evidence).
+    into the query. Fork-only feature (docs/relay.md, "Evidence").
     """
 
     strict_mcp_servers: list[str] | None = None

@@ -266,3 +266,107 @@ def test_the_errors_and_the_report_are_exported() -> None:
     assert ToolFieldsReport is Report
     for name in ("SchemaCheckError", "ToolFieldsRelayError", "ToolFieldsReport"):
         assert name in claude_agent_sdk.__all__
+
+
+# -- on a platform ----------------------------------------------------------
+
+
+@pytest.fixture
+def no_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """No AWS credentials reachable from this process (as in test_platforms)."""
+    from tests.lib.platform_api import AWS_CREDENTIALS
+
+    for name in [*AWS_CREDENTIALS, "AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK"]:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    for name in (
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    ):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.requires_patch("relay-platforms")
+async def test_a_platform_request_is_reported_with_its_platform_and_betas(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import asyncio
+    import json
+
+    from tests.lib.platform_api import BEARER, PlatformAPI
+    from tests.relay.test_platforms import (
+        TOOL_EXAMPLES_BETA,
+        VERTEX_PATH,
+        _post,
+        _relay,
+        _vertex_body,
+    )
+
+    caplog.set_level(logging.INFO, logger="claude_agent_sdk")
+    reports: list[ToolFieldsReport] = []
+    with PlatformAPI("vertex") as api:
+        env = {
+            "CLAUDE_CODE_USE_VERTEX": "1",
+            "ANTHROPIC_VERTEX_BASE_URL": api.base_url + "/v1",
+        }
+        relay = await _relay(FIELDS, env)
+        relay.report = reports.append
+        try:
+            await asyncio.to_thread(
+                _post,
+                relay.url,
+                VERTEX_PATH.removeprefix("/v1"),
+                json.dumps(_vertex_body()).encode(),
+                {"authorization": f"Bearer {BEARER}"},
+            )
+        finally:
+            await relay.stop()
+    [report] = reports
+    # Strict is GA on Vertex AI: only the examples' beta goes on the request.
+    assert (report.platform, report.mode, report.outcome) == (
+        "vertex",
+        "base_url",
+        "changed",
+    )
+    assert report.strict_tools == (STRICT,) and report.betas == (TOOL_EXAMPLES_BETA,)
+    [record] = [r for r in _sdk_records(caplog) if r.levelno == logging.INFO]
+    assert "vertex, base-URL mode" in record.getMessage()
+    assert BEARER not in caplog.text
+
+
+@pytest.mark.requires_patch("relay-platforms")
+async def test_a_bedrock_request_it_cannot_sign_again_is_reported_unchanged(
+    no_aws: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    import asyncio
+    import json
+
+    from tests.lib.platform_api import PlatformAPI, sigv4_sign
+    from tests.relay.test_platforms import BEDROCK_PATH, _bedrock_body, _post, _relay
+
+    caplog.set_level(logging.INFO, logger="claude_agent_sdk")
+    reports: list[ToolFieldsReport] = []
+    with PlatformAPI("bedrock") as api:
+        env = {
+            "CLAUDE_CODE_USE_BEDROCK": "1",
+            "ANTHROPIC_BEDROCK_BASE_URL": api.base_url,
+        }
+        relay = await _relay(FIELDS, env)
+        relay.report = reports.append
+        try:
+            body = json.dumps(_bedrock_body()).encode()
+            headers = sigv4_sign("POST", f"{api.base_url}{BEDROCK_PATH}", {}, body)
+            await asyncio.to_thread(_post, relay.url, BEDROCK_PATH, body, headers)
+        finally:
+            await relay.stop()
+    [report] = reports
+    assert (report.platform, report.outcome) == ("bedrock", "unchanged")
+    assert report.reason == "no AWS credentials to sign it again"
+    assert report.dropped_tools == (STRICT,) and report.strict_tools == ()
+    # Its WARNING is the request's one record (besides the relay's start-up
+    # warning that it found no credentials).
+    per_request = [r for r in _sdk_records(caplog) if "request" in r.getMessage()]
+    assert [r.levelno for r in per_request] == [logging.WARNING]
+    assert "cannot sign the Bedrock request again" in per_request[0].getMessage()
