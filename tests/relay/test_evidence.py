@@ -36,6 +36,7 @@ pytestmark = pytest.mark.requires_patch("tool-fields-relay")
 
 STRUCTURED = "structured-outputs-2025-12-15"
 EXAMPLES_BETA = "advanced-tool-use-2025-11-20"
+VERTEX_EXAMPLES_BETA = "tool-examples-2025-10-29"  # Vertex AI's name for it
 API_KEY = "sk-ant-api03-SECRET-never-logged"
 
 
@@ -296,13 +297,7 @@ async def test_a_platform_request_is_reported_with_its_platform_and_betas(
     import json
 
     from tests.lib.platform_api import BEARER, PlatformAPI
-    from tests.relay.test_platforms import (
-        TOOL_EXAMPLES_BETA,
-        VERTEX_PATH,
-        _post,
-        _relay,
-        _vertex_body,
-    )
+    from tests.relay.test_platforms import VERTEX_PATH, _post, _relay, _vertex_body
 
     caplog.set_level(logging.INFO, logger="claude_agent_sdk")
     reports: list[ToolFieldsReport] = []
@@ -330,7 +325,7 @@ async def test_a_platform_request_is_reported_with_its_platform_and_betas(
         "base_url",
         "changed",
     )
-    assert report.strict_tools == (STRICT,) and report.betas == (TOOL_EXAMPLES_BETA,)
+    assert report.strict_tools == (STRICT,) and report.betas == (VERTEX_EXAMPLES_BETA,)
     [record] = [r for r in _sdk_records(caplog) if r.levelno == logging.INFO]
     assert "vertex, base-URL mode" in record.getMessage()
     assert BEARER not in caplog.text
