@@ -58,6 +58,7 @@ _HOP_BY_HOP = frozenset(
     }
 )
 _NOT_FORWARDED_REQUEST = _HOP_BY_HOP
+_HOP_BY_HOP_AND_LENGTH = _HOP_BY_HOP | {b"content-length"}
 
 _METHODS_WITH_BODY = frozenset({b"POST", b"PUT", b"PATCH"})
 
@@ -624,14 +625,18 @@ class Forwarder:
         its connection cancels this task and the caller closes the upstream
         response.
         """
+        headers = response.headers
+        # With Transfer-Encoding, Content-Length is not the body's length
+        # (RFC 9112 6.3): the body is passed on de-chunked, framed anew.
+        dropped = (
+            _HOP_BY_HOP_AND_LENGTH
+            if any(name.lower() == b"transfer-encoding" for name, _ in headers)
+            else _HOP_BY_HOP
+        )
         cli.start_response(
             response.status,
             response.reason,
-            [
-                (name, value)
-                for name, value in response.headers
-                if name.lower() not in _HOP_BY_HOP
-            ],
+            [(name, value) for name, value in headers if name.lower() not in dropped],
         )
         read = getattr(response, "read_some", None)
         try:
@@ -689,35 +694,79 @@ def _brotli() -> Any:
     return None
 
 
-def decode_body(body: bytes, encoding: bytes) -> bytes:
+_DECODE_STEP = 1024 * 1024
+"""Decoded bytes made at most per step of a decoder, so that no body is
+inflated past its bound before the bound is checked."""
+
+
+def decode_body(body: bytes, encoding: bytes, limit: int = MAX_BODY_BYTES) -> bytes:
     """``body`` with its content coding ``encoding`` (``gzip``, ``x-gzip``,
     ``deflate`` as zlib or raw, ``br`` when a brotli module is installed)
-    undone, at most ``MAX_BODY_BYTES`` of it."""
+    undone, at most ``limit`` bytes of it: the bound holds while decoding
+    (a body that would decode to more is refused once ``limit`` is passed,
+    never inflated whole first)."""
     if encoding in (b"gzip", b"x-gzip", b"deflate"):
         formats = (31,) if encoding != b"deflate" else (15, -15)
         for wbits in formats:
             decoder = zlib.decompressobj(wbits)
+            plain = bytearray()
+            rest = body
             try:
-                plain = decoder.decompress(body, MAX_BODY_BYTES + 1)
+                # A step at a time: each makes at most ``_DECODE_STEP``.
+                while rest and not decoder.eof:
+                    plain += decoder.decompress(rest, _DECODE_STEP)
+                    rest = decoder.unconsumed_tail
+                    if len(plain) > limit:
+                        raise _UndecodableError(
+                            "is larger than the relay reads decoded"
+                        )
             except zlib.error:
                 continue
-            if len(plain) > MAX_BODY_BYTES:
-                raise _UndecodableError("is larger than the relay reads decoded")
             if decoder.eof and not decoder.unused_data:
-                return plain
+                return bytes(plain)
         raise _UndecodableError("is not valid")
     if encoding == b"br":
         brotli = _brotli()
         if brotli is None:
             raise _UndecodableError("needs the brotli package to be read")
         try:
-            plain = bytes(brotli.decompress(body))
+            return _brotli_decoded(brotli, body, limit)
+        except _UndecodableError:
+            raise
         except Exception as error:  # noqa: BLE001 - any failure: not valid
             raise _UndecodableError("is not valid") from error
-        if len(plain) > MAX_BODY_BYTES:
-            raise _UndecodableError("is larger than the relay reads decoded")
-        return plain
     raise _UndecodableError("is in a coding the relay does not read")
+
+
+def _brotli_decoded(brotli: Any, body: bytes, limit: int) -> bytes:
+    """``body`` brotli-decoded, refused as soon as it passes ``limit``."""
+    decoder = brotli.Decompressor()
+    plain = bytearray()
+    too_large = _UndecodableError("is larger than the relay reads decoded")
+    try:
+        decoder.process(b"", output_buffer_limit=_DECODE_STEP)
+        bounded = True
+    except TypeError:  # brotli before 1.2, brotlicffi: no output limit
+        bounded = False
+    if bounded:
+        # brotli 1.2: each step makes at most about ``_DECODE_STEP`` bytes.
+        plain += decoder.process(body, output_buffer_limit=_DECODE_STEP)
+        while not decoder.can_accept_more_data():
+            if len(plain) > limit:
+                raise too_large
+            plain += decoder.process(b"", output_buffer_limit=_DECODE_STEP)
+    else:
+        # Without an output limit: fed in small slices, checked after each.
+        view = memoryview(body)
+        for start in range(0, len(view), 256):
+            plain += decoder.process(bytes(view[start : start + 256]))
+            if len(plain) > limit:
+                raise too_large
+    if len(plain) > limit:
+        raise too_large
+    if not decoder.is_finished():
+        raise _UndecodableError("is not valid")
+    return bytes(plain)
 
 
 def encode_body(body: bytes, encoding: bytes, sent: bytes = b"") -> bytes:
@@ -890,7 +939,10 @@ class CliConnection(asyncio.BufferedProtocol):
         self._body: bytearray | None = None  # a body of known length
         self._filled = 0
         self._direct = False  # the transport reads into the body itself
-        self._chunks: list[bytes] | None = None  # a chunked body
+        # A chunked body, its chunks' data joined as they come: one buffer
+        # whatever the chunking (a body in 1-byte chunks costs its size, not
+        # an object per chunk).
+        self._chunks: bytearray | None = None
         self._chunk_left = 0
         self._chunk_state = "size"
         self._body_size = 0
@@ -1106,7 +1158,7 @@ class CliConnection(asyncio.BufferedProtocol):
         ):
             self._write(b"HTTP/1.1 100 \r\n\r\n")
         if request.chunked:
-            self._chunks, self._chunk_state, self._body_size = [], "size", 0
+            self._chunks, self._chunk_state, self._body_size = bytearray(), "size", 0
             return True
         if not length:
             self._dispatch(b"")
@@ -1133,7 +1185,7 @@ class CliConnection(asyncio.BufferedProtocol):
                 take = min(len(staged), self._chunk_left)
                 if not take:
                     return False
-                chunks.append(bytes(memoryview(staged)[:take]))
+                chunks += memoryview(staged)[:take]
                 del staged[:take]
                 self._chunk_left -= take
                 if not self._chunk_left:
@@ -1164,7 +1216,7 @@ class CliConnection(asyncio.BufferedProtocol):
                 self._chunk_state = "data" if self._chunk_left else "trailer"
             elif not line:  # the end of the trailer
                 self._chunks = None
-                self._dispatch(b"".join(chunks))
+                self._dispatch(chunks)
                 return True
 
     def _dispatch(self, body: bytes | bytearray) -> None:
