@@ -11,16 +11,23 @@ import contextlib
 import gc
 import gzip
 import json
+import os
 import socket
+import threading
 import time
 import tracemalloc
 import zlib
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.lib.flood import SPEAKING_HELD, Flood, relay_closes
+from tests.lib.relay_upstream import Upstream
 from tests.relay.cases import FIELDS, STRICT, messages_body
-from tests.relay.test_relay_v3 import _OneShotUpstream
+from tests.relay.test_proxy_mode import _relay_for
+from tests.relay.test_relay_v3 import _OneShotUpstream, _turn
 
 try:
     from claude_agent_sdk._internal.relay import server
@@ -34,6 +41,12 @@ except ImportError:  # a tree without the relay patch: these tests must fail
 pytestmark = pytest.mark.requires_patch("tool-fields-relay")
 
 MiB = 1024 * 1024
+
+
+@pytest.fixture
+def first_party(tmp_path: Path) -> Iterator[Upstream]:
+    with Upstream.first_party(tmp_path / "first-party") as stand_in:
+        yield stand_in
 
 
 # -- decoded bodies are bounded while decoding -----------------------------------
@@ -270,3 +283,136 @@ async def test_a_request_abandoned_as_its_answer_starts_ends_quietly() -> None:
         await pool.aclose()
         (await accepted).close()
         listener.close()
+
+
+# -- the descriptor bound under a flood of connections that each send a byte ------------
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+class _Host:
+    """The host application beside the relay: opens and closes a file
+    every millisecond, counting each ``open()`` that fails, and samples
+    the process's open descriptors as it goes."""
+
+    def __init__(self) -> None:
+        self.failures: list[str] = []
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                with open(os.devnull, "rb"):
+                    self.peak = max(self.peak, _open_descriptors())
+            except OSError as error:
+                self.failures.append(type(error).__name__)
+            time.sleep(0.001)
+
+    def __enter__(self) -> _Host:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+@pytest.mark.parametrize("mode", ["base-url", "proxy"])
+async def test_a_flood_of_one_byte_connections_keeps_the_descriptor_bound(
+    upstream: Upstream,
+    first_party: Upstream,
+    mode: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # At a soft limit of 1,024 descriptors, a local process without the
+    # secret opens ~2,400 connections a second and sends one byte on each
+    # (each has spoken, so the relay makes its transport and protocol),
+    # holding up to 900. The relay's unauthenticated connections stay within
+    # the documented bound (a quarter of the limit: 256) counted from accept
+    # until each is closed; the host's own open() never fails (it did with
+    # EMFILE: 548-1,013 descriptors); Claude Code's turns beside it are all
+    # served and none of its connections is among those the relay closed.
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1024:
+        pytest.skip(f"the hard descriptor limit is {hard}, under 1,024")
+    closed = relay_closes(monkeypatch)
+    target = upstream.url.removeprefix("http://").encode()
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))
+    try:
+        relay = (
+            _relay_for(first_party, no_proxy="127.0.0.1")
+            if mode == "proxy"
+            else ToolFieldsRelay(FIELDS, upstream.url)
+        )
+        async with relay:
+            assert relay.port is not None
+            gc.collect()
+            baseline = _open_descriptors()
+            spans: list[tuple[int, float, float]] = []
+            with _Host() as host, Flood(relay.port, speak=True) as flood:
+                await asyncio.to_thread(flood.wait_until_flooding)
+                while len(closed) < 200:  # the relay at its bound, making room
+                    await asyncio.sleep(0.05)
+                for _ in range(12):
+                    _, span = await asyncio.to_thread(_turn, relay, mode, target)
+                    spans.append(span)
+                closed_meanwhile = list(closed)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert host.failures == []
+    bound = 1024 // 4
+    # The bound, plus Claude Code's own connection and the relay's upstream
+    # connections and tunnels (a few), plus the host's sampling.
+    assert host.peak - baseline <= bound + 16, (host.peak, baseline)
+    assert flood.opened > SPEAKING_HELD, flood.opened
+    assert [(p, at) for p, at in closed_meanwhile if not flood.owned(p, at)] == []
+    assert not [
+        (port, at)
+        for port, at in closed_meanwhile
+        for local, opened, ended in spans
+        if port == local and opened <= at <= ended
+    ]
+
+
+async def test_a_connection_that_spoke_is_counted_until_its_protocol_takes_over(
+    upstream: Upstream,
+) -> None:
+    # Counted, not timed, loop turn by loop turn: between its first byte and
+    # its protocol's connection_made (a task and a turn or two between) a
+    # connection was counted nowhere. Now each accepted connection is one of
+    # the relay's pending connections from accept until it is closed.
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    live = server.Live()
+    pool = outbound_pool(None, True)
+    forwarder = server.Forwarder("s" * 43, upstream.url, FIELDS, pool)
+    live.acceptor = server.Acceptor(
+        listener, lambda: server.CliConnection(forwarder, live), live
+    )
+    clients = []
+    counts: list[int] = []
+    try:
+        for _ in range(20):
+            sock = socket.create_connection(listener.getsockname())
+            sock.send(b"P")
+            clients.append(sock)
+        for _ in range(40):  # loop turns
+            await asyncio.sleep(0)
+            counts.append(live.pending)
+        assert len(live) == 20
+    finally:
+        live.stop()
+        await asyncio.sleep(0)
+        for sock in clients:
+            sock.close()
+        listener.close()
+        await pool.aclose()
+    first = next(i for i, n in enumerate(counts) if n == 20)
+    assert set(counts[first:]) == {20}, counts

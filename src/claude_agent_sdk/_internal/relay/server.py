@@ -11,6 +11,7 @@ the loop and the listening socket these run on.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import hmac
 import json
@@ -159,7 +160,7 @@ class Waiting:
     Code's, which writes with the connection, is served at once behind any
     number of them."""
 
-    __slots__ = ("sock", "accepted_at", "_live")
+    __slots__ = ("sock", "accepted_at", "_live", "task", "started")
 
     authenticated = False
     spoke = False
@@ -169,10 +170,18 @@ class Waiting:
         self.sock = sock
         self.accepted_at = accepted_at
         self._live = live
+        # Once it spoke: the task making its transport and protocol, and
+        # whether that began (from then on the transport owns the socket).
+        self.task: asyncio.Task[Any] | None = None
+        self.started = False
 
     def abort(self) -> None:
         """Close it unheard (made room for, silent too long, relay stopped)."""
         self._live.discard(self)
+        if self.task is not None:
+            self.task.cancel()
+            if self.started:
+                return  # its transport closes the socket
         if self.sock.fileno() != -1:
             with contextlib.suppress(ValueError, OSError):
                 asyncio.get_running_loop().remove_reader(self.sock)
@@ -202,6 +211,14 @@ class Acceptor:
     def _accept(self) -> None:
         loop, live = self._loop, self._live
         for _ in range(_ACCEPT_BURST):
+            if live.at_bound():
+                # Every descriptor the bound allows is held (or closing):
+                # make room, and leave the rest in the kernel's queue until
+                # a closing one is closed (a loop turn), so the bound holds
+                # however fast connections come.
+                live.make_room(loop)
+                if live.at_bound():
+                    return
             try:
                 sock, _ = self._sock.accept()
             except (BlockingIOError, InterruptedError, ConnectionAbortedError):
@@ -235,7 +252,6 @@ class Acceptor:
         """Give ``waiting`` its transport and protocol (it spoke), or close
         it (it ended without a word)."""
         sock = waiting.sock
-        self._live.discard(waiting)
         with contextlib.suppress(ValueError, OSError):
             self._loop.remove_reader(sock)
         try:
@@ -245,21 +261,31 @@ class Acceptor:
         except OSError:
             spoken = b""
         if not spoken:
+            self._live.discard(waiting)
             sock.close()
             return
-        task = self._loop.create_task(self._serve(sock, waiting.accepted_at))
+        # Still counted (among those that spoke) until its protocol takes
+        # its place: a connection is counted from accept until closed.
+        self._live.promoted(waiting)
+        task = self._loop.create_task(self._serve(waiting))
+        waiting.task = task
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _serve(self, sock: socket.socket, accepted_at: float) -> None:
+    async def _serve(self, waiting: Waiting) -> None:
+        waiting.started = True
+        sock = waiting.sock
+
         def protocol() -> asyncio.BaseProtocol:
             made = self._factory()
-            made.accepted_at = accepted_at  # type: ignore[attr-defined]
+            made.accepted_at = waiting.accepted_at  # type: ignore[attr-defined]
+            made.replacing = waiting  # type: ignore[attr-defined]
             return made
 
         try:
             await self._loop.connect_accepted_socket(protocol, sock)
         except OSError:
+            self._live.discard(waiting)
             sock.close()
 
     def close(self) -> None:
@@ -277,12 +303,19 @@ _ACCEPT_BURST = 1024
 class Live:
     """A relay's open connections (``stop`` aborts them all) and, in the
     order they were accepted, those that have not authenticated yet: the
-    silent ones (``Waiting``: nothing received) and those that spoke."""
+    silent ones (``Waiting``: nothing received), those that spoke (a
+    ``Waiting`` whose protocol is being made, then its protocol), and the
+    sockets of those closed but not yet released by their transport (a
+    loop turn): each is counted from its accept until its descriptor is
+    closed, so the descriptor bound holds whatever the connections send."""
 
     def __init__(self) -> None:
         self._all: dict[Any, None] = {}
         self.silent: dict[Waiting, None] = {}
         self.spoken: dict[Any, None] = {}
+        # Sockets of unauthenticated connections aborted or refused whose
+        # transport closes them a loop turn later.
+        self._closing: collections.deque[Any] = collections.deque()
         self._descriptors = _descriptor_bound()
         # One read buffer for every connection of the relay: a transport
         # reads into it and the protocol copies out at once (asyncio calls
@@ -300,7 +333,21 @@ class Live:
 
     @property
     def pending(self) -> int:
-        return len(self.silent) + len(self.spoken)
+        """Descriptors held by connections that have not authenticated."""
+        closing = self._closing
+        while closing and closing[0].fileno() == -1:
+            closing.popleft()
+        return len(self.silent) + len(self.spoken) + len(closing)
+
+    def at_bound(self) -> bool:
+        """Whether those descriptors are at the hard bound (the sockets
+        already closed are counted out first, wherever they are queued)."""
+        if self.pending < self.hard_bound:
+            return False
+        self._closing = collections.deque(
+            sock for sock in self._closing if sock.fileno() != -1
+        )
+        return self.pending >= self.hard_bound
 
     @property
     def hard_bound(self) -> int:
@@ -320,11 +367,22 @@ class Live:
         if self._sweep is None:
             self._sweep = loop.call_later(PENDING_TIMEOUT_S / 4, self._sweep_silent)
 
+    def promoted(self, waiting: Waiting) -> None:
+        """``waiting`` spoke: its protocol is being made (counted meanwhile)."""
+        self.silent.pop(waiting, None)
+        self.spoken[waiting] = None
+
     def add(self, connection: Any) -> None:
         """Keep ``connection`` (one with a protocol: it spoke, or it came
-        through TLS after an authenticated CONNECT)."""
+        through TLS after an authenticated CONNECT), in the place of the
+        ``Waiting`` it was made for, if any."""
+        replacing = getattr(connection, "replacing", None)
+        if replacing is not None:
+            connection.replacing = None
+            self.spoken.pop(replacing, None)
+            self._all.pop(replacing, None)
         if not connection.authenticated:
-            if self.pending >= self.hard_bound:
+            if replacing is None and self.pending >= self.hard_bound:
                 self.make_room(asyncio.get_running_loop())
             self.spoken[connection] = None
         self._all[connection] = None
@@ -339,9 +397,15 @@ class Live:
 
     def discard(self, connection: Any) -> None:
         self._all.pop(connection, None)
-        self.spoken.pop(connection, None)
+        held = self.spoken.pop(connection, self) is not self
         if type(connection) is Waiting:
             self.silent.pop(connection, None)
+            return
+        if held and connection.transport is not None:
+            # Counted until its transport closes the socket (a turn later).
+            sock = connection.transport.get_extra_info("socket")
+            if sock is not None and sock.fileno() != -1:
+                self._closing.append(sock)
 
     def make_room(self, loop: asyncio.AbstractEventLoop) -> None:
         if self.pending < MAX_PENDING_CONNECTIONS:
@@ -360,8 +424,12 @@ class Live:
             if full or now - oldest.accepted_at >= ADMISSION_GRACE_S:
                 self._close(oldest)
             return
-        if full and self.spoken:
-            self._close(next(iter(self.spoken)))
+        if full:
+            for connection in self.spoken:
+                if type(connection) is Waiting and connection.started:
+                    continue  # its protocol is on the way: closed as that
+                self._close(connection)
+                return
 
     def _close(self, connection: Any) -> None:
         self.closed_for_room += 1
