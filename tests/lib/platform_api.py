@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib
 import json
 import re
 import ssl
@@ -361,7 +362,7 @@ def _handler(api: PlatformAPI) -> type[BaseHTTPRequestHandler]:
 
 def _encoded(data: bytes, encoding: str) -> bytes:
     if encoding == "br":
-        import brotli
+        brotli = importlib.import_module("brotli")
 
         return bytes(brotli.compress(data))
     wbits = {"gzip": 31, "deflate": 15}[encoding]

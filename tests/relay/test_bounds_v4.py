@@ -7,9 +7,9 @@ that each send one byte."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import gzip
+import importlib
 import json
 import os
 import socket
@@ -57,7 +57,7 @@ def _bomb(encoding: str, decoded: int = 256 * MiB) -> bytes:
     a time (never held whole here either)."""
     block = bytes(MiB)
     if encoding == "br":
-        import brotli
+        brotli = importlib.import_module("brotli")
 
         compressor = brotli.Compressor(quality=5)
         out = bytearray()
@@ -110,7 +110,7 @@ def test_a_body_that_decodes_past_the_bound_is_refused_while_decoding(
 
 @pytest.mark.parametrize("encoding", ["br", "gzip", "deflate"])
 def test_a_body_within_the_bound_decodes_whole_in_any_coding(encoding: str) -> None:
-    import brotli
+    brotli = importlib.import_module("brotli")
 
     plain = json.dumps(messages_body(STRICT)).encode() * 2000
     body = {
@@ -268,8 +268,13 @@ async def test_a_request_abandoned_as_its_answer_starts_ends_quietly() -> None:
     try:
         task = asyncio.ensure_future(
             pool.request(
-                b"POST", b"http", b"127.0.0.1", port, b"/v1/messages",
-                [(b"host", b"127.0.0.1"), (b"content-length", b"2")], [b"{}"],
+                b"POST",
+                b"http",
+                b"127.0.0.1",
+                port,
+                b"/v1/messages",
+                [(b"host", b"127.0.0.1"), (b"content-length", b"2")],
+                [b"{}"],
             )
         )
         await got_request.wait()
@@ -289,7 +294,7 @@ async def test_a_request_abandoned_as_its_answer_starts_ends_quietly() -> None:
 
 
 def _open_descriptors() -> int:
-    return len(os.listdir("/proc/self/fd"))
+    return sum(1 for _ in Path("/proc/self/fd").iterdir())
 
 
 class _Host:
@@ -306,7 +311,7 @@ class _Host:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                with open(os.devnull, "rb"):
+                with Path(os.devnull).open("rb"):
                     self.peak = max(self.peak, _open_descriptors())
             except OSError as error:
                 self.failures.append(type(error).__name__)

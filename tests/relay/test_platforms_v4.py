@@ -157,7 +157,9 @@ def test_bedrock_body_betas_land_where_json_parse_reads_them(body: bytes) -> Non
     decoded = json.loads(changed)
     original = json.loads(body)
     before = original.get("anthropic_beta", [])
-    assert decoded.pop("anthropic_beta") == before + [b for b in ["x", "i"] if b not in before]
+    assert decoded.pop("anthropic_beta") == before + [
+        b for b in ["x", "i"] if b not in before
+    ]
     original.pop("anthropic_beta", None)
     assert decoded == original
 
