@@ -15,10 +15,13 @@ for silence).
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
+import threading
 import time
+from pathlib import Path
 from typing import Any
 
 BURST = 100
@@ -178,6 +181,39 @@ def relay_closes(monkeypatch: Any) -> list[tuple[int, float]]:
 
         monkeypatch.setattr(kind, "abort", recording)
     return closed
+
+
+def open_descriptors() -> int:
+    return sum(1 for _ in Path("/proc/self/fd").iterdir())
+
+
+class Host:
+    """The host application beside the relay: opens and closes a file
+    every millisecond, counting each ``open()`` that fails, and samples
+    the process's open descriptors as it goes."""
+
+    def __init__(self) -> None:
+        self.failures: list[str] = []
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                with Path(os.devnull).open("rb"):
+                    self.peak = max(self.peak, open_descriptors())
+            except OSError as error:
+                self.failures.append(type(error).__name__)
+            time.sleep(0.001)
+
+    def __enter__(self) -> Host:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 if __name__ == "__main__":

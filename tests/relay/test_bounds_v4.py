@@ -11,10 +11,7 @@ import gc
 import gzip
 import importlib
 import json
-import os
 import socket
-import threading
-import time
 import tracemalloc
 import zlib
 from collections.abc import Iterator
@@ -23,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.lib.flood import SPEAKING_HELD, Flood, relay_closes
+from tests.lib.flood import SPEAKING_HELD, Flood, Host, open_descriptors, relay_closes
 from tests.lib.relay_upstream import Upstream
 from tests.relay.cases import FIELDS, STRICT, messages_body
 from tests.relay.test_proxy_mode import _relay_for
@@ -293,39 +290,6 @@ async def test_a_request_abandoned_as_its_answer_starts_ends_quietly() -> None:
 # -- the descriptor bound under a flood of connections that each send a byte ------------
 
 
-def _open_descriptors() -> int:
-    return sum(1 for _ in Path("/proc/self/fd").iterdir())
-
-
-class _Host:
-    """The host application beside the relay: opens and closes a file
-    every millisecond, counting each ``open()`` that fails, and samples
-    the process's open descriptors as it goes."""
-
-    def __init__(self) -> None:
-        self.failures: list[str] = []
-        self.peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                with Path(os.devnull).open("rb"):
-                    self.peak = max(self.peak, _open_descriptors())
-            except OSError as error:
-                self.failures.append(type(error).__name__)
-            time.sleep(0.001)
-
-    def __enter__(self) -> _Host:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
 @pytest.mark.parametrize("mode", ["base-url", "proxy"])
 async def test_a_flood_of_one_byte_connections_keeps_the_descriptor_bound(
@@ -359,9 +323,9 @@ async def test_a_flood_of_one_byte_connections_keeps_the_descriptor_bound(
         async with relay:
             assert relay.port is not None
             gc.collect()
-            baseline = _open_descriptors()
+            baseline = open_descriptors()
             spans: list[tuple[int, float, float]] = []
-            with _Host() as host, Flood(relay.port, speak=True) as flood:
+            with Host() as host, Flood(relay.port, speak=True) as flood:
                 await asyncio.to_thread(flood.wait_until_flooding)
                 while len(closed) < 200:  # the relay at its bound, making room
                     await asyncio.sleep(0.05)
