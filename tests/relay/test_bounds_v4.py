@@ -7,11 +7,13 @@ that each send one byte."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import gzip
 import importlib
 import json
 import socket
+import threading
 import tracemalloc
 import zlib
 from collections.abc import Iterator
@@ -249,19 +251,23 @@ async def test_a_request_abandoned_as_its_answer_starts_ends_quietly() -> None:
     # data_received (asyncio: "Fatal error: protocol.data_received() call
     # failed." with a traceback, at ERROR). Now the answer is dropped and the
     # connection closed, not reused.
+    pool = outbound_pool(None, True)
     listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(30)
     port = listener.getsockname()[1]
     got_request = asyncio.Event()
     loop = asyncio.get_running_loop()
+    accepted: list[socket.socket] = []
 
-    def serve() -> socket.socket:
-        sock, _ = listener.accept()
-        sock.recv(65536)
-        loop.call_soon_threadsafe(got_request.set)
-        return sock
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            sock, _ = listener.accept()
+            accepted.append(sock)
+            sock.recv(65536)
+            loop.call_soon_threadsafe(got_request.set)
 
-    accepted = loop.run_in_executor(None, serve)
-    pool = outbound_pool(None, True)
+    # A daemon thread: a run that fails before the request never waits on it.
+    threading.Thread(target=serve, daemon=True).start()
     try:
         task = asyncio.ensure_future(
             pool.request(
@@ -274,7 +280,7 @@ async def test_a_request_abandoned_as_its_answer_starts_ends_quietly() -> None:
                 [b"{}"],
             )
         )
-        await got_request.wait()
+        await asyncio.wait_for(got_request.wait(), 30)
         (connection,) = pool._busy  # noqa: SLF001
         task.cancel()
         connection.data_received(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
@@ -283,7 +289,8 @@ async def test_a_request_abandoned_as_its_answer_starts_ends_quietly() -> None:
         assert pool.connections == 0
     finally:
         await pool.aclose()
-        (await accepted).close()
+        for sock in accepted:
+            sock.close()
         listener.close()
 
 
