@@ -21,6 +21,9 @@ TEST_DEPS = [
     "anyio[trio]==4.16.0",
     # The relay's Bedrock signing (the [bedrock] extra) and its SigV4 stand-in.
     "botocore==1.44.5",
+    # The relay reads brotli request bodies and platform answers when brotli
+    # is installed (bounded while decoding: tests/relay/test_bounds_v4.py).
+    "brotli==1.2.1",
     # hypothesis left Python 3.10 behind after 6.168.5.
     "hypothesis==6.170.17; python_version >= '3.11'",
     "hypothesis==6.168.5; python_version < '3.11'",

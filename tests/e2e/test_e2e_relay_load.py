@@ -12,13 +12,20 @@ admission bound from before Claude Code starts until after it exits:
   flood's (each close matched to a flood connection open at that moment),
   none of Claude Code's.
 
+Twice: a flood of connections that send nothing, and one of connections
+that each send one byte (~2,400 a second, up to 900 held) at a soft limit
+of 1,024 descriptors, beside which the relay's descriptors stay within the
+documented bound (a quarter of the limit) and the host's own ``open()``
+never fails.
+
 Runs once per default run (``e2e(mcp2)``; the relay's HTTP does not depend
-on the mcp major), ~15 s.
+on the mcp major), ~15 s each.
 """
 
 from __future__ import annotations
 
 import asyncio
+import resource
 import time
 from pathlib import Path
 from typing import Any
@@ -28,7 +35,14 @@ import pytest
 from tests.lib.cases import ARGUMENTS, SEARCH, SERVER, STRICT_FIELDS, LegalServer
 from tests.lib.cli_harness import isolated_env, run_turn
 from tests.lib.fake_api import text, tool_use
-from tests.lib.flood import HELD, Flood, relay_closes
+from tests.lib.flood import (
+    HELD,
+    SPEAKING_HELD,
+    Flood,
+    Host,
+    open_descriptors,
+    relay_closes,
+)
 from tests.lib.relay_upstream import Upstream
 
 pytestmark = [pytest.mark.e2e, pytest.mark.requires_patch("tool-fields-relay")]
@@ -36,24 +50,36 @@ pytestmark = [pytest.mark.e2e, pytest.mark.requires_patch("tool-fields-relay")]
 TOOL_RUN_S = 10.0
 
 
+@pytest.mark.parametrize("flood_kind", ["silent", "one byte"])
 async def test_a_long_tool_run_beside_a_flood_costs_no_handshake_and_no_connection(
     claude_cli: str,
     e2e_home: Path,
     e2e_cwd: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    flood_kind: str,
 ) -> None:
     from claude_agent_sdk._internal.relay import lifecycle
 
+    speak = flood_kind == "one byte"
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if speak:
+        if hard != resource.RLIM_INFINITY and hard < 1024:
+            pytest.skip(f"the hard descriptor limit is {hard}, under 1,024")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))
     closed = relay_closes(monkeypatch)
     floods: list[Flood] = []
+    hosts: list[tuple[Host, int]] = []
     real_start = lifecycle.ToolFieldsRelay.start
 
     async def start_flooded(self: Any) -> None:
         # The flood starts with the relay, before Claude Code does, and
         # holds the relay at its bound before Claude Code's first request.
         await real_start(self)
-        flood = Flood(self.port).start()
+        if speak:
+            baseline = open_descriptors()
+            hosts.append((Host().__enter__(), baseline))
+        flood = Flood(self.port, speak=speak).start()
         floods.append(flood)
         await asyncio.to_thread(flood.wait_until_flooding)
         while not closed:
@@ -85,7 +111,10 @@ async def test_a_long_tool_run_beside_a_flood_costs_no_handshake_and_no_connecti
     finally:
         for flood in floods:
             flood.stop()
+        for host, _ in hosts:
+            host.__exit__(None, None, None)
         stand_in.stop()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
     # The turn: both model calls answered, the tool's result among them.
     assert turn.result is not None and not turn.result.is_error, turn.result
@@ -105,5 +134,15 @@ async def test_a_long_tool_run_beside_a_flood_costs_no_handshake_and_no_connecti
     # The flood: real, it had the relay making room, and every connection
     # the relay closed was one of its own, open at that moment.
     (flood,) = floods
-    assert flood.opened > HELD and closed, (flood.opened, len(closed))
+    assert flood.opened > (SPEAKING_HELD if speak else HELD) and closed, (
+        flood.opened,
+        len(closed),
+    )
     assert [(port, at) for port, at in closed if not flood.owned(port, at)] == []
+    if speak:
+        # The descriptor bound (a quarter of 1,024) beside Claude Code's own
+        # connections, pipes and MCP server, and no open() of the host's
+        # failed.
+        ((host, baseline),) = hosts
+        assert host.failures == []
+        assert host.peak - baseline <= 1024 // 4 + 40, (host.peak, baseline)

@@ -5,7 +5,9 @@ opens connections to the port in bursts (100 every 50 ms, as fast as
 ``connect()`` returns), sends nothing, keeps the newest 400 open (within a
 process's descriptors), and reports, when stopped, how many it opened and
 the local port of each, so a test can tell its connections from Claude
-Code's. ``relay_closes(monkeypatch)`` records the peer port of every
+Code's. ``Flood(port, speak=True)`` sends one byte on each connection as it
+opens it (120 every 50 ms, ~2,400 a second, and up to 900 held): each one
+then has spoken, so the relay must make its transport and protocol. ``relay_closes(monkeypatch)`` records the peer port of every
 connection the relay itself closes before it authenticated (for room, or
 for silence).
 """
@@ -13,10 +15,13 @@ for silence).
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
+import threading
 import time
+from pathlib import Path
 from typing import Any
 
 BURST = 100
@@ -26,8 +31,18 @@ READY = HELD
 """Connections opened before the flood says it is flooding."""
 
 
-def _flood(port: int) -> None:
+SPEAKING_BURST = 120
+SPEAKING_HELD = 900
+
+
+def _flood(port: int, speak: bool = False) -> None:
+    import resource
     import selectors
+
+    burst, limit = (SPEAKING_BURST, SPEAKING_HELD) if speak else (BURST, HELD)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < limit + 64:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, limit + 64), hard))
 
     watch = selectors.DefaultSelector()
     watch.register(sys.stdin, selectors.EVENT_READ)
@@ -37,9 +52,18 @@ def _flood(port: int) -> None:
 
     def open_one() -> None:
         sock = socket.socket()
-        sock.setblocking(False)
         opened = time.monotonic()
-        sock.connect_ex(("127.0.0.1", port))
+        if speak:
+            sock.settimeout(0.5)
+            try:
+                sock.connect(("127.0.0.1", port))
+                sock.send(b"P")
+            except OSError:
+                sock.close()
+                return
+        sock.setblocking(False)
+        if not speak:
+            sock.connect_ex(("127.0.0.1", port))
         held[sock] = (sock.getsockname()[1], opened)
         watch.register(sock, selectors.EVENT_READ)
 
@@ -48,7 +72,7 @@ def _flood(port: int) -> None:
         # at once, so the relay sits at its bound for as long as the flood
         # runs, as fast as it closes connections (and no faster: the kernel's
         # accept queue, which no admission rule reaches, is not the target).
-        for _ in range(min(BURST, HELD - len(held))):
+        for _ in range(min(burst, limit - len(held))):
             open_one()
         if not said and len(held) + len(spans) >= READY:
             said = True
@@ -71,8 +95,9 @@ def _flood(port: int) -> None:
 class Flood:
     """The flood process, from ``start`` (or ``with``) until ``stop``."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, *, speak: bool = False) -> None:
         self.port = port
+        self.speak = speak
         self.opened = 0
         self.ports: set[int] = set()
         self._spans: dict[int, list[tuple[float, float]]] = {}
@@ -80,7 +105,13 @@ class Flood:
 
     def start(self) -> Flood:
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "tests.lib.flood", str(self.port)],
+            [
+                sys.executable,
+                "-m",
+                "tests.lib.flood",
+                str(self.port),
+                *(["speak"] if self.speak else []),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -152,5 +183,38 @@ def relay_closes(monkeypatch: Any) -> list[tuple[int, float]]:
     return closed
 
 
+def open_descriptors() -> int:
+    return sum(1 for _ in Path("/proc/self/fd").iterdir())
+
+
+class Host:
+    """The host application beside the relay: opens and closes a file
+    every millisecond, counting each ``open()`` that fails, and samples
+    the process's open descriptors as it goes."""
+
+    def __init__(self) -> None:
+        self.failures: list[str] = []
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                with Path(os.devnull).open("rb"):
+                    self.peak = max(self.peak, open_descriptors())
+            except OSError as error:
+                self.failures.append(type(error).__name__)
+            time.sleep(0.001)
+
+    def __enter__(self) -> Host:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 if __name__ == "__main__":
-    _flood(int(sys.argv[1]))
+    _flood(int(sys.argv[1]), speak=sys.argv[2:] == ["speak"])

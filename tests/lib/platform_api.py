@@ -25,13 +25,16 @@ the tests run offline.
 A check that fails is a 403 in the platform's shape, and is recorded in
 ``failures``; every request is recorded in ``seen``. ``refusal`` makes the
 next Messages request a 400 with that message (what a platform answers when
-structured outputs are not enabled).
+structured outputs are not enabled), in the content coding
+``refusal_encoding`` when set (``gzip``, ``deflate``, ``br``: Claude Code
+asks for compressed answers).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import importlib
 import json
 import re
 import ssl
@@ -212,6 +215,7 @@ class PlatformAPI(Served):
     seen: list[PlatformSeen] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     refusal: str | None = None
+    refusal_encoding: str | None = None
     events: list[dict[str, Any]] = field(default_factory=messages_events)
     script: list[ScriptedResponse] = field(default_factory=list)
     """Replies to the agent-loop requests (those with ``tools``), in order,
@@ -280,6 +284,7 @@ def _handler(api: PlatformAPI) -> type[BaseHTTPRequestHandler]:
                     {"message": message}
                     if api.platform == "bedrock"
                     else {"type": "error", "error": error},
+                    api.refusal_encoding,
                 )
                 return
             body_json = seen.json()
@@ -340,15 +345,29 @@ def _handler(api: PlatformAPI) -> type[BaseHTTPRequestHandler]:
             )
             self._json(200, {})
 
-        def _json(self, status: int, value: Any) -> None:
+        def _json(self, status: int, value: Any, encoding: str | None = None) -> None:
             data = json.dumps(value).encode()
+            if encoding is not None:
+                data = _encoded(data, encoding)
             self.send_response(status)
             self.send_header("content-type", "application/json")
+            if encoding is not None:
+                self.send_header("content-encoding", encoding)
             self.send_header("content-length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
 
     return Handler
+
+
+def _encoded(data: bytes, encoding: str) -> bytes:
+    if encoding == "br":
+        brotli = importlib.import_module("brotli")
+
+        return bytes(brotli.compress(data))
+    wbits = {"gzip": 31, "deflate": 15}[encoding]
+    compressor = zlib.compressobj(6, zlib.DEFLATED, wbits)
+    return compressor.compress(data) + compressor.flush()
 
 
 @dataclass

@@ -13,7 +13,11 @@ else its ``AWS_PROFILE``, ``AWS_CONFIG_FILE`` and
 container and instance roles). Region and service are those of Claude
 Code's own signature (its credential scope). Nothing is forged: without
 credentials the request goes as Claude Code sent it, with a WARNING.
-Credentials are never logged.
+Credentials are never logged, nor anything botocore logs while it signs for
+the relay (its DEBUG records of the canonical request carry every signed
+header value, ``x-amz-security-token`` and a gateway's key included): those
+records, and only those (the thread signing for the relay, while it
+signs), are dropped before any handler sees them.
 
 botocore is imported only when Bedrock is used with SigV4; its absence is a
 ``ToolFieldsRelayError`` at start naming the extra.
@@ -22,11 +26,12 @@ botocore is imported only when Bedrock is used with SigV4; its absence is a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import importlib.util
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .lifecycle import ToolFieldsRelayError
@@ -37,6 +42,49 @@ _SIGNED_BY_RELAY = frozenset(
     {b"authorization", b"x-amz-date", b"x-amz-security-token", b"x-amz-content-sha256"}
 )
 _ALGORITHM = b"AWS4-HMAC-SHA256 "
+
+
+class _WhileSigning(logging.Filter):
+    """Drops the records botocore makes on the thread signing for the relay,
+    while it signs; every other record (the application's own botocore use)
+    passes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._signing = threading.local()
+        self._filtered: set[str] = set()
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not getattr(self._signing, "on", False)
+
+    @contextlib.contextmanager
+    def signing(self) -> Iterator[None]:
+        self.cover()
+        self._signing.on = True
+        try:
+            yield
+        finally:
+            self._signing.on = False
+
+    def cover(self) -> None:
+        """On every botocore logger there is (a filter applies only to the
+        records made on its own logger, not to those of its children)."""
+        names = [
+            name
+            for name in list(logging.root.manager.loggerDict)
+            if name == "botocore" or name.startswith("botocore.")
+        ]
+        if len(names) == len(self._filtered):
+            return
+        with self._lock:
+            for name in names:
+                if name not in self._filtered:
+                    logging.getLogger(name).addFilter(self)
+                    self._filtered.add(name)
+
+
+_QUIET = _WhileSigning()
 
 
 class BedrockSigner:
@@ -99,12 +147,30 @@ class BedrockSigner:
         body: bytes,
         scope: tuple[str, str],
     ) -> list[tuple[bytes, bytes]] | None:
-        credentials = self._resolve()
-        if credentials is None:
-            return None
+        # Imported first, so that their loggers exist to be quietened.
+        import botocore.auth
+        import botocore.awsrequest
+        import botocore.credentials
+        import botocore.session  # noqa: F401
+
+        with _QUIET.signing():
+            return self._sign_quietly(method, url, headers, body, scope)
+
+    def _sign_quietly(
+        self,
+        method: str,
+        url: str,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        scope: tuple[str, str],
+    ) -> list[tuple[bytes, bytes]] | None:
         from botocore.auth import SigV4Auth
         from botocore.awsrequest import AWSRequest
 
+        credentials = self._resolve()
+        if credentials is None:
+            return None
+        _QUIET.cover()  # and any botocore logger resolving them made
         region, service = scope
         kept = [(n, v) for n, v in headers if n.lower() not in _SIGNED_BY_RELAY]
         request = AWSRequest(

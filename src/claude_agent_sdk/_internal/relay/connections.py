@@ -308,7 +308,10 @@ class _Connection(asyncio.Protocol):
             self._read_tunnel_answer()
             return
         response = self._response
-        if response is None:  # nothing asked: a broken connection
+        if response is None or response.abandoned:
+            # Nothing asked (a broken connection), or the request was
+            # abandoned (the CLI went away as its answer began): the rest of
+            # the answer is nobody's, and the connection is not reused.
             self._broken = True
             self.close()
             return
@@ -544,6 +547,11 @@ class UpstreamResponse:
     def extensions(self) -> dict[str, Any]:
         return {"reason_phrase": self.reason}
 
+    @property
+    def abandoned(self) -> bool:
+        """Whether the wait for its head was cancelled (the CLI went away)."""
+        return self._head.cancelled()
+
     async def head_received(self) -> None:
         await self._head
 
@@ -615,10 +623,17 @@ class UpstreamResponse:
             return
         codings = [coding.strip() for coding in codings if coding.strip()]
         if codings:
-            if codings[-1] != b"chunked":
-                self._framing, self._keep_alive = "close", False
-            else:
-                self._framing = "chunked"
+            # Transfer-Encoding wins over Content-Length (RFC 9112 6.3; the
+            # relay passes no Content-Length on with it). The relay undoes
+            # chunked and nothing else: an answer in another transfer coding
+            # (``gzip, chunked``, or read-until-close ``gzip``) is refused
+            # rather than passed on labelled as something it is not.
+            if codings != [b"chunked"]:
+                raise RemoteProtocolError(
+                    "a transfer coding the relay does not undo: "
+                    + b", ".join(codings).decode("latin-1")
+                )
+            self._framing = "chunked"
             return
         if lengths:
             values = {length.strip() for length in lengths}

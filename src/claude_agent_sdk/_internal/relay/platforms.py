@@ -55,10 +55,13 @@ from .lifecycle import (
     point_cli_through,
 )
 from .rewrite import (
+    _DECODER,
     ADVANCED_TOOL_USE_BETA,
     STRUCTURED_OUTPUTS_BETA,
     Rewrite,
     StrictServers,
+    _members_to_the_end,
+    _skip_bytes,
     with_betas,
 )
 from .server import (
@@ -67,6 +70,8 @@ from .server import (
     Forwarder,
     Request,
     _content_encoding,
+    _UndecodableError,
+    decode_body,
 )
 
 logger = logging.getLogger(__name__)
@@ -296,6 +301,26 @@ def refused_fields(status: int, body: bytes) -> list[str]:
     return refused
 
 
+_ANSWER_READ_BYTES = 1024 * 1024
+"""An error answer is read this far decoded to find a refusal in it."""
+
+
+def answer_text(headers: list[tuple[bytes, bytes]], body: bytes) -> bytes:
+    """An answer's body with its content codings undone (Claude Code asks
+    for gzip, deflate and br answers, and the platforms use them), at most
+    ``_ANSWER_READ_BYTES`` of it; as received when it cannot be decoded."""
+    encoding = _content_encoding(headers)
+    if encoding is None:
+        return body
+    plain = body
+    try:
+        for coding in reversed(encoding.split(b", ")):
+            plain = decode_body(plain, coding, _ANSWER_READ_BYTES)
+    except _UndecodableError:
+        return body
+    return plain
+
+
 class _Replayed:
     """A response whose body was read, to be streamed back as if it came."""
 
@@ -416,7 +441,10 @@ class PlatformForwarder(Forwarder):
             and response.status in (400, 403, 422)
         ):
             body = b"".join([chunk async for chunk in response.stream])
-            self._refused(refused_fields(response.status, body), rewrite)
+            self._refused(
+                refused_fields(response.status, answer_text(response.headers, body)),
+                rewrite,
+            )
             response = _Replayed(response, body)
         await super()._stream_back(response, cli)
 
@@ -453,11 +481,12 @@ _FIELD_OF_BETA = {
 # --------------------------------------------------------------------------
 
 _WS = " \t\n\r"
+_BETA_KEY = b'"anthropic_beta"'
 
 
 def _top_members(text: str) -> tuple[int, list[tuple[str, int, int, Any]]]:
     """The index of the top-level object's ``{`` and its members (key, value
-    start, value end, value)."""
+    start, value end, value): the whole body read (the fallback)."""
     decoder = json.JSONDecoder()
     i = 0
     while text[i] in _WS:
@@ -489,11 +518,92 @@ def _top_members(text: str) -> tuple[int, list[tuple[str, int, int, Any]]]:
             i += 1
 
 
+def _is_key(body: bytes, found: int) -> int | None:
+    """Where the value of the key token ``"anthropic_beta"`` at ``found``
+    starts, if it is a key token: ``{`` or ``,`` before it, ``:`` after
+    (whitespace between); in JSON such a token is never inside a string."""
+    before = found - 1
+    while before >= 0 and body[before] in b" \t\n\r":
+        before -= 1
+    if before < 0 or body[before] not in b"{,":
+        return None
+    colon = _skip_bytes(body, found + len(_BETA_KEY))
+    if body[colon : colon + 1] != b":":
+        return None
+    return _skip_bytes(body, colon + 1)
+
+
+def _top_level_betas(body: bytes, first: int) -> tuple[int, int, Any] | None | bool:
+    """The top-level ``anthropic_beta`` member's value (start, end, value),
+    found from the body's end as the rewrite finds ``tools``: the last key
+    token whose value is followed by members up to the body's last ``}``
+    (a nested one closes before it). Reads what follows it, not the
+    conversation before it. None when the body has no such key token at all;
+    False when it has some but none settles it (then the body is read)."""
+    end = len(body)
+    seen = False
+    while True:
+        found = body.rfind(_BETA_KEY, first, end)
+        if found == -1:
+            return False if seen else None
+        end = found
+        start = _is_key(body, found)
+        if start is None:
+            continue
+        seen = True
+        text = body[start:].decode("utf-8")
+        try:
+            value, length = _DECODER.raw_decode(text, 0)
+        except (ValueError, IndexError):
+            continue
+        if _members_to_the_end(text, length) is None:
+            continue
+        return start, start + len(text[:length].encode("utf-8")), value
+
+
 def with_body_betas(body: bytes, betas: list[str]) -> bytes:
     """``body`` with each of ``betas`` in its top-level ``anthropic_beta``
-    array (Bedrock's place for betas), once; the rest of the bytes as sent."""
+    array (Bedrock's place for betas), once; the rest of the bytes as sent.
+    The cost follows what comes after that member (Claude Code's Bedrock
+    client writes it last), not the conversation."""
     if not betas:
         return body
+    first = _skip_bytes(body, 0)
+    if body[first : first + 1] != b"{":
+        raise ValueError("not an object")
+    located = _top_level_betas(body, first)
+    if located is False:  # a key token that is not settled: read it all
+        return _with_body_betas_read(body, betas)
+    if located is None:  # no anthropic_beta anywhere: a new first member
+        after = _skip_bytes(body, first + 1)
+        if after >= len(body):
+            raise ValueError("not an object")
+        member = b'"anthropic_beta":[' + _joined(betas) + b"]"
+        comma = b"" if body[after : after + 1] == b"}" else b","
+        return _spliced(body, first + 1, member + comma)
+    assert not isinstance(located, bool)
+    _, end, value = located
+    if not isinstance(value, list):
+        raise ValueError("anthropic_beta is not an array")
+    missing = [b for b in dict.fromkeys(betas) if b not in value]
+    if not missing:
+        return body
+    close = end - 1  # the array's "]"
+    return _spliced(body, close, (b"," if value else b"") + _joined(missing))
+
+
+def _spliced(body: bytes, at: int, added: bytes) -> bytes:
+    """``body`` with ``added`` at ``at``, in one copy."""
+    view = memoryview(body)
+    return b"".join((view[:at], added, view[at:]))
+
+
+def _joined(betas: list[str]) -> bytes:
+    return ",".join(json.dumps(b) for b in betas).encode()
+
+
+def _with_body_betas_read(body: bytes, betas: list[str]) -> bytes:
+    """``with_body_betas`` by reading the whole body, member by member."""
     text = body.decode("utf-8")
     opening, members = _top_members(text)
     present = [m for m in members if m[0] == "anthropic_beta"]

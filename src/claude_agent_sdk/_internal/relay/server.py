@@ -11,6 +11,7 @@ the loop and the listening socket these run on.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import hmac
 import json
@@ -59,6 +60,7 @@ _HOP_BY_HOP = frozenset(
     }
 )
 _NOT_FORWARDED_REQUEST = _HOP_BY_HOP
+_HOP_BY_HOP_AND_LENGTH = _HOP_BY_HOP | {b"content-length"}
 
 _METHODS_WITH_BODY = frozenset({b"POST", b"PUT", b"PATCH"})
 
@@ -159,7 +161,7 @@ class Waiting:
     Code's, which writes with the connection, is served at once behind any
     number of them."""
 
-    __slots__ = ("sock", "accepted_at", "_live")
+    __slots__ = ("sock", "accepted_at", "_live", "task", "started")
 
     authenticated = False
     spoke = False
@@ -169,10 +171,18 @@ class Waiting:
         self.sock = sock
         self.accepted_at = accepted_at
         self._live = live
+        # Once it spoke: the task making its transport and protocol, and
+        # whether that began (from then on the transport owns the socket).
+        self.task: asyncio.Task[Any] | None = None
+        self.started = False
 
     def abort(self) -> None:
         """Close it unheard (made room for, silent too long, relay stopped)."""
         self._live.discard(self)
+        if self.task is not None:
+            self.task.cancel()
+            if self.started:
+                return  # its transport closes the socket
         if self.sock.fileno() != -1:
             with contextlib.suppress(ValueError, OSError):
                 asyncio.get_running_loop().remove_reader(self.sock)
@@ -202,6 +212,14 @@ class Acceptor:
     def _accept(self) -> None:
         loop, live = self._loop, self._live
         for _ in range(_ACCEPT_BURST):
+            if live.at_bound():
+                # Every descriptor the bound allows is held (or closing):
+                # make room, and leave the rest in the kernel's queue until
+                # a closing one is closed (a loop turn), so the bound holds
+                # however fast connections come.
+                live.make_room(loop)
+                if live.at_bound():
+                    return
             try:
                 sock, _ = self._sock.accept()
             except (BlockingIOError, InterruptedError, ConnectionAbortedError):
@@ -235,7 +253,6 @@ class Acceptor:
         """Give ``waiting`` its transport and protocol (it spoke), or close
         it (it ended without a word)."""
         sock = waiting.sock
-        self._live.discard(waiting)
         with contextlib.suppress(ValueError, OSError):
             self._loop.remove_reader(sock)
         try:
@@ -245,21 +262,31 @@ class Acceptor:
         except OSError:
             spoken = b""
         if not spoken:
+            self._live.discard(waiting)
             sock.close()
             return
-        task = self._loop.create_task(self._serve(sock, waiting.accepted_at))
+        # Still counted (among those that spoke) until its protocol takes
+        # its place: a connection is counted from accept until closed.
+        self._live.promoted(waiting)
+        task = self._loop.create_task(self._serve(waiting))
+        waiting.task = task
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _serve(self, sock: socket.socket, accepted_at: float) -> None:
+    async def _serve(self, waiting: Waiting) -> None:
+        waiting.started = True
+        sock = waiting.sock
+
         def protocol() -> asyncio.BaseProtocol:
             made = self._factory()
-            made.accepted_at = accepted_at  # type: ignore[attr-defined]
+            made.accepted_at = waiting.accepted_at  # type: ignore[attr-defined]
+            made.replacing = waiting  # type: ignore[attr-defined]
             return made
 
         try:
             await self._loop.connect_accepted_socket(protocol, sock)
         except OSError:
+            self._live.discard(waiting)
             sock.close()
 
     def close(self) -> None:
@@ -277,12 +304,19 @@ _ACCEPT_BURST = 1024
 class Live:
     """A relay's open connections (``stop`` aborts them all) and, in the
     order they were accepted, those that have not authenticated yet: the
-    silent ones (``Waiting``: nothing received) and those that spoke."""
+    silent ones (``Waiting``: nothing received), those that spoke (a
+    ``Waiting`` whose protocol is being made, then its protocol), and the
+    sockets of those closed but not yet released by their transport (a
+    loop turn): each is counted from its accept until its descriptor is
+    closed, so the descriptor bound holds whatever the connections send."""
 
     def __init__(self) -> None:
         self._all: dict[Any, None] = {}
         self.silent: dict[Waiting, None] = {}
         self.spoken: dict[Any, None] = {}
+        # Sockets of unauthenticated connections aborted or refused whose
+        # transport closes them a loop turn later.
+        self._closing: collections.deque[Any] = collections.deque()
         self._descriptors = _descriptor_bound()
         # One read buffer for every connection of the relay: a transport
         # reads into it and the protocol copies out at once (asyncio calls
@@ -300,7 +334,21 @@ class Live:
 
     @property
     def pending(self) -> int:
-        return len(self.silent) + len(self.spoken)
+        """Descriptors held by connections that have not authenticated."""
+        closing = self._closing
+        while closing and closing[0].fileno() == -1:
+            closing.popleft()
+        return len(self.silent) + len(self.spoken) + len(closing)
+
+    def at_bound(self) -> bool:
+        """Whether those descriptors are at the hard bound (the sockets
+        already closed are counted out first, wherever they are queued)."""
+        if self.pending < self.hard_bound:
+            return False
+        self._closing = collections.deque(
+            sock for sock in self._closing if sock.fileno() != -1
+        )
+        return self.pending >= self.hard_bound
 
     @property
     def hard_bound(self) -> int:
@@ -320,11 +368,22 @@ class Live:
         if self._sweep is None:
             self._sweep = loop.call_later(PENDING_TIMEOUT_S / 4, self._sweep_silent)
 
+    def promoted(self, waiting: Waiting) -> None:
+        """``waiting`` spoke: its protocol is being made (counted meanwhile)."""
+        self.silent.pop(waiting, None)
+        self.spoken[waiting] = None
+
     def add(self, connection: Any) -> None:
         """Keep ``connection`` (one with a protocol: it spoke, or it came
-        through TLS after an authenticated CONNECT)."""
+        through TLS after an authenticated CONNECT), in the place of the
+        ``Waiting`` it was made for, if any."""
+        replacing = getattr(connection, "replacing", None)
+        if replacing is not None:
+            connection.replacing = None
+            self.spoken.pop(replacing, None)
+            self._all.pop(replacing, None)
         if not connection.authenticated:
-            if self.pending >= self.hard_bound:
+            if replacing is None and self.pending >= self.hard_bound:
                 self.make_room(asyncio.get_running_loop())
             self.spoken[connection] = None
         self._all[connection] = None
@@ -339,9 +398,15 @@ class Live:
 
     def discard(self, connection: Any) -> None:
         self._all.pop(connection, None)
-        self.spoken.pop(connection, None)
+        held = self.spoken.pop(connection, self) is not self
         if type(connection) is Waiting:
             self.silent.pop(connection, None)
+            return
+        if held and connection.transport is not None:
+            # Counted until its transport closes the socket (a turn later).
+            sock = connection.transport.get_extra_info("socket")
+            if sock is not None and sock.fileno() != -1:
+                self._closing.append(sock)
 
     def make_room(self, loop: asyncio.AbstractEventLoop) -> None:
         if self.pending < MAX_PENDING_CONNECTIONS:
@@ -360,8 +425,12 @@ class Live:
             if full or now - oldest.accepted_at >= ADMISSION_GRACE_S:
                 self._close(oldest)
             return
-        if full and self.spoken:
-            self._close(next(iter(self.spoken)))
+        if full:
+            for connection in self.spoken:
+                if type(connection) is Waiting and connection.started:
+                    continue  # its protocol is on the way: closed as that
+                self._close(connection)
+                return
 
     def _close(self, connection: Any) -> None:
         self.closed_for_room += 1
@@ -630,14 +699,18 @@ class Forwarder:
         its connection cancels this task and the caller closes the upstream
         response.
         """
+        headers = response.headers
+        # With Transfer-Encoding, Content-Length is not the body's length
+        # (RFC 9112 6.3): the body is passed on de-chunked, framed anew.
+        dropped = (
+            _HOP_BY_HOP_AND_LENGTH
+            if any(name.lower() == b"transfer-encoding" for name, _ in headers)
+            else _HOP_BY_HOP
+        )
         cli.start_response(
             response.status,
             response.reason,
-            [
-                (name, value)
-                for name, value in response.headers
-                if name.lower() not in _HOP_BY_HOP
-            ],
+            [(name, value) for name, value in headers if name.lower() not in dropped],
         )
         read = getattr(response, "read_some", None)
         try:
@@ -695,35 +768,79 @@ def _brotli() -> Any:
     return None
 
 
-def decode_body(body: bytes, encoding: bytes) -> bytes:
+_DECODE_STEP = 1024 * 1024
+"""Decoded bytes made at most per step of a decoder, so that no body is
+inflated past its bound before the bound is checked."""
+
+
+def decode_body(body: bytes, encoding: bytes, limit: int = MAX_BODY_BYTES) -> bytes:
     """``body`` with its content coding ``encoding`` (``gzip``, ``x-gzip``,
     ``deflate`` as zlib or raw, ``br`` when a brotli module is installed)
-    undone, at most ``MAX_BODY_BYTES`` of it."""
+    undone, at most ``limit`` bytes of it: the bound holds while decoding
+    (a body that would decode to more is refused once ``limit`` is passed,
+    never inflated whole first)."""
     if encoding in (b"gzip", b"x-gzip", b"deflate"):
         formats = (31,) if encoding != b"deflate" else (15, -15)
         for wbits in formats:
             decoder = zlib.decompressobj(wbits)
+            plain = bytearray()
+            rest = body
             try:
-                plain = decoder.decompress(body, MAX_BODY_BYTES + 1)
+                # A step at a time: each makes at most ``_DECODE_STEP``.
+                while rest and not decoder.eof:
+                    plain += decoder.decompress(rest, _DECODE_STEP)
+                    rest = decoder.unconsumed_tail
+                    if len(plain) > limit:
+                        raise _UndecodableError(
+                            "is larger than the relay reads decoded"
+                        )
             except zlib.error:
                 continue
-            if len(plain) > MAX_BODY_BYTES:
-                raise _UndecodableError("is larger than the relay reads decoded")
             if decoder.eof and not decoder.unused_data:
-                return plain
+                return bytes(plain)
         raise _UndecodableError("is not valid")
     if encoding == b"br":
         brotli = _brotli()
         if brotli is None:
             raise _UndecodableError("needs the brotli package to be read")
         try:
-            plain = bytes(brotli.decompress(body))
+            return _brotli_decoded(brotli, body, limit)
+        except _UndecodableError:
+            raise
         except Exception as error:  # noqa: BLE001 - any failure: not valid
             raise _UndecodableError("is not valid") from error
-        if len(plain) > MAX_BODY_BYTES:
-            raise _UndecodableError("is larger than the relay reads decoded")
-        return plain
     raise _UndecodableError("is in a coding the relay does not read")
+
+
+def _brotli_decoded(brotli: Any, body: bytes, limit: int) -> bytes:
+    """``body`` brotli-decoded, refused as soon as it passes ``limit``."""
+    decoder = brotli.Decompressor()
+    plain = bytearray()
+    too_large = _UndecodableError("is larger than the relay reads decoded")
+    try:
+        decoder.process(b"", output_buffer_limit=_DECODE_STEP)
+        bounded = True
+    except TypeError:  # brotli before 1.2, brotlicffi: no output limit
+        bounded = False
+    if bounded:
+        # brotli 1.2: each step makes at most about ``_DECODE_STEP`` bytes.
+        plain += decoder.process(body, output_buffer_limit=_DECODE_STEP)
+        while not decoder.can_accept_more_data():
+            if len(plain) > limit:
+                raise too_large
+            plain += decoder.process(b"", output_buffer_limit=_DECODE_STEP)
+    else:
+        # Without an output limit: fed in small slices, checked after each.
+        view = memoryview(body)
+        for start in range(0, len(view), 256):
+            plain += decoder.process(bytes(view[start : start + 256]))
+            if len(plain) > limit:
+                raise too_large
+    if len(plain) > limit:
+        raise too_large
+    if not decoder.is_finished():
+        raise _UndecodableError("is not valid")
+    return bytes(plain)
 
 
 def encode_body(body: bytes, encoding: bytes, sent: bytes = b"") -> bytes:
@@ -896,7 +1013,10 @@ class CliConnection(asyncio.BufferedProtocol):
         self._body: bytearray | None = None  # a body of known length
         self._filled = 0
         self._direct = False  # the transport reads into the body itself
-        self._chunks: list[bytes] | None = None  # a chunked body
+        # A chunked body, its chunks' data joined as they come: one buffer
+        # whatever the chunking (a body in 1-byte chunks costs its size, not
+        # an object per chunk).
+        self._chunks: bytearray | None = None
         self._chunk_left = 0
         self._chunk_state = "size"
         self._body_size = 0
@@ -1112,7 +1232,7 @@ class CliConnection(asyncio.BufferedProtocol):
         ):
             self._write(b"HTTP/1.1 100 \r\n\r\n")
         if request.chunked:
-            self._chunks, self._chunk_state, self._body_size = [], "size", 0
+            self._chunks, self._chunk_state, self._body_size = bytearray(), "size", 0
             return True
         if not length:
             self._dispatch(b"")
@@ -1139,7 +1259,7 @@ class CliConnection(asyncio.BufferedProtocol):
                 take = min(len(staged), self._chunk_left)
                 if not take:
                     return False
-                chunks.append(bytes(memoryview(staged)[:take]))
+                chunks += memoryview(staged)[:take]
                 del staged[:take]
                 self._chunk_left -= take
                 if not self._chunk_left:
@@ -1170,7 +1290,7 @@ class CliConnection(asyncio.BufferedProtocol):
                 self._chunk_state = "data" if self._chunk_left else "trailer"
             elif not line:  # the end of the trailer
                 self._chunks = None
-                self._dispatch(b"".join(chunks))
+                self._dispatch(chunks)
                 return True
 
     def _dispatch(self, body: bytes | bytearray) -> None:
