@@ -95,7 +95,9 @@ async def _fail_three_times(
         for _ in range(3):
             url = relay.url if not relay.first_party else None
             assert url is not None, "these cases run the base-URL relay"
-            response = await client.post(url + "/v1/messages", json=messages_body(STRICT))
+            response = await client.post(
+                url + "/v1/messages", json=messages_body(STRICT)
+            )
             assert response.status_code == 502
             answers.append(response.json()["error"]["message"])
         await asyncio.sleep(wait)

@@ -532,16 +532,20 @@ class ToolFieldsRelay:
         # What Claude Code trusts, read when the relay starts (on its
         # thread: loading the CA files takes tens of ms), in place of
         # ``verify`` (``network.trusted_context``).
-        self._trust = None if trust is None else {
-            name: trust[name]
-            for name in (
-                "CLAUDE_CODE_CERT_STORE",
-                "SSL_CERT_FILE",
-                "SSL_CERT_DIR",
-                "NODE_EXTRA_CA_CERTS",
-            )
-            if name in trust
-        }
+        self._trust = (
+            None
+            if trust is None
+            else {
+                name: trust[name]
+                for name in (
+                    "CLAUDE_CODE_CERT_STORE",
+                    "SSL_CERT_FILE",
+                    "SSL_CERT_DIR",
+                    "NODE_EXTRA_CA_CERTS",
+                )
+                if name in trust
+            }
+        )
         # Proxy mode (``proxy``): the CLI keeps api.anthropic.com as
         # its base URL and reaches it through the relay as its HTTPS proxy.
         self.first_party = first_party

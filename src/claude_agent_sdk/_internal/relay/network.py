@@ -35,7 +35,7 @@ import ssl
 import time
 import urllib.parse
 from collections.abc import Mapping
-from typing import Any
+from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
@@ -207,7 +207,7 @@ def _stamp(*paths: str | None) -> tuple[float, ...]:
     stamps = []
     for path in paths:
         try:
-            stamps.append(os.stat(path).st_mtime if path else 0.0)
+            stamps.append(Path(path).stat().st_mtime if path else 0.0)
         except OSError:
             stamps.append(-1.0)
     return tuple(stamps)
@@ -274,7 +274,7 @@ def _load_system(
         ("SSL_CERT_FILE", "cafile", file),
         ("SSL_CERT_DIR", "capath", folder),
     ):
-        if not path or not os.path.exists(path):
+        if not path or not Path(path).exists():
             if path and (cafile if kind == "cafile" else capath):
                 logger.warning(
                     "tool_fields_relay is ignoring the CAs of %s (%s): not found",

@@ -404,7 +404,9 @@ class _NoFailures:
 
     failing = False
 
-    def failed(self, error: BaseException, destination: str, *args: Any, **_: Any) -> str:
+    def failed(
+        self, error: BaseException, destination: str, *args: Any, **_: Any
+    ) -> str:
         from .network import describe
 
         message = describe(error, destination, None, None)[1]
@@ -614,7 +616,9 @@ class Forwarder:
                 error, self._raw_host.decode("ascii"), proxy, variable, api=True
             )
             cli.respond_error(
-                502, "api_error", f"tool_fields_relay could not reach the API: {message}"
+                502,
+                "api_error",
+                f"tool_fields_relay could not reach the API: {message}",
             )
             return
         if self.failures.failing:
