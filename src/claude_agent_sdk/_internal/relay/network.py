@@ -28,6 +28,7 @@ path", has the table measured with the real CLI):
 from __future__ import annotations
 
 import functools
+import importlib
 import logging
 import os
 import socket
@@ -227,7 +228,7 @@ def _context(
     context.set_alpn_protocols(["http/1.1"])
     if "bundled" in sources:
         try:
-            import certifi
+            certifi = importlib.import_module("certifi")
         except ImportError:
             # mcp 2.x brings no certifi: the Mozilla roots are then those
             # of the system store (on most systems the same list).
