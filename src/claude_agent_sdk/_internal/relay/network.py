@@ -425,6 +425,9 @@ class Failures:
 
     def __init__(self) -> None:
         self.counts: dict[tuple[str, str, str], int] = {}
+        # Whether the API's last connection failed (a success clears it):
+        # the one thing a forwarded request reads.
+        self.failing = False
         self._first_api_failure: float | None = None
         self._api_message: str | None = None
         self._api_fatal = False
@@ -451,19 +454,16 @@ class Failures:
             self.counts[key] = count + 1
         if api:
             now = time.monotonic()
+            self.failing = True
             if self._first_api_failure is None:
                 self._first_api_failure = now
             self._api_message, self._api_fatal = message, fatal
             self._check(now)
         return message
 
-    @property
-    def failing(self) -> bool:
-        """Whether the API's last connection failed (a success clears it)."""
-        return self._first_api_failure is not None
-
     def succeeded(self) -> None:
         """A request to the API got an answer: earlier failures were passing."""
+        self.failing = False
         self._first_api_failure = None
         self._api_message = None
 
