@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -247,11 +248,16 @@ async def test_the_transport_raises_the_relays_failure(
     ``ToolFieldsRelayError``, not the CLI's exit, within seconds."""
     script = tmp_path / "claude"
     script.write_text(
-        "#!/bin/sh\n"
-        "while true; do\n"
-        '  curl -s -o /dev/null -X POST -d "{}" "$ANTHROPIC_BASE_URL/v1/messages"\n'
-        "  sleep 0.2\n"
-        "done\n"
+        f"#!{sys.executable}\n"
+        "import os, time, urllib.error, urllib.request\n"
+        "url = os.environ['ANTHROPIC_BASE_URL'] + '/v1/messages'\n"
+        "opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))\n"
+        "while True:\n"
+        "    try:\n"
+        "        opener.open(urllib.request.Request(url, data=b'{}'), timeout=10)\n"
+        "    except (urllib.error.URLError, OSError):\n"
+        "        pass\n"
+        "    time.sleep(0.2)\n"
     )
     script.chmod(0o755)
 
