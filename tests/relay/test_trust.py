@@ -15,7 +15,6 @@ test is skipped, saying why.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -78,7 +77,16 @@ def mount_namespace() -> None:
         pytest.skip(reason)
 
 
-def _status(tmp_path: Path, in_system_store: bool, env: dict[str, str]) -> int:
+def _status(
+    tmp_path: Path,
+    in_system_store: bool,
+    env: dict[str, str],
+    bundled: bool = False,
+) -> int:
+    """The status the relay's request to a gateway gets, whose certificate
+    comes from a test CA that is in the system store or not. ``bundled``:
+    the probe's ``certifi`` (the bundled roots) is a stand-in whose bundle
+    is the system's without the test CA (mcp 2.x installs no certifi)."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     certificate = loopback_certificate(tmp_path)
     bundle = tmp_path / "system-bundle.pem"
@@ -105,6 +113,15 @@ def _status(tmp_path: Path, in_system_store: bool, env: dict[str, str]) -> int:
         )
         and "proxy" not in k.lower()
     }
+    if bundled:
+        roots = tmp_path / "bundled-roots.pem"
+        roots.write_bytes(Path(_SYSTEM_BUNDLE).read_bytes())
+        stand_in = tmp_path / "stand-in-certifi"
+        stand_in.mkdir()
+        (stand_in / "certifi.py").write_text(
+            f"def where():\n    return {str(roots)!r}\n"
+        )
+        clean["PYTHONPATH"] = str(stand_in)
     done = subprocess.run(
         ["unshare", "-m", "--propagation", "private", "sh", "-c", command],
         capture_output=True,
@@ -128,16 +145,12 @@ def test_a_ca_only_in_the_system_store_is_trusted(
 def test_claude_code_cert_store_narrows_the_set(
     mount_namespace: None, tmp_path: Path
 ) -> None:
-    if importlib.util.find_spec("certifi") is None:
-        pytest.skip(
-            "certifi is not installed (mcp 2.x brings none): the relay's "
-            "bundled roots are then the system store's, so bundled alone "
-            "cannot leave the test CA out"
-        )
     narrowed = {"CLAUDE_CODE_CERT_STORE": "bundled"}
-    assert _status(tmp_path, in_system_store=True, env=narrowed) == 502
+    status = _status(tmp_path, in_system_store=True, env=narrowed, bundled=True)
+    assert status == 502
     system = {"CLAUDE_CODE_CERT_STORE": " System "}
-    assert _status(tmp_path / "system", in_system_store=True, env=system) == 200
+    status = _status(tmp_path / "system", True, env=system, bundled=True)
+    assert status == 200
 
 
 @pytest.mark.parametrize("variable", ["NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE"])
