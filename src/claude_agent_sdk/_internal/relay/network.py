@@ -62,7 +62,7 @@ _SUPPORTED_SCHEMES = ("http", "https", "socks5", "socks5h")
 class NetworkPath:
     """The proxy Claude Code uses for each destination, read from ``env``.
 
-    As measured with Claude Code 2.1.332 for its Messages requests and its
+    As measured with the real Claude Code CLI for its Messages requests and its
     MCP connections (docs/relay.md, "Claude Code's network path"): the
     first non-empty of ``PROXY_VARIABLES``, for https destinations and
     http ones alike, except that an ``ALL_PROXY`` that is not an http(s)
