@@ -372,13 +372,16 @@ async def test_https_proxy_in_the_callers_environment_keeps_the_loopback_leg(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # A proxy that refuses every connection: any request the CLI sent
-    # through it would fail. The caller names no loopback in NO_PROXY.
+    # through it would fail. The caller's NO_PROXY names only the API's own
+    # port (so the relay, taking Claude Code's path, reaches it directly),
+    # not the relay's.
     dead_proxy = "http://127.0.0.1:9"
     env = relay_env(tool_search)
     for name in ("HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy"):
         env.pop(name, None)
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HTTPS_PROXY", dead_proxy)
+    monkeypatch.setenv("NO_PROXY", fake_api.url.removeprefix("http://"))
     server = legal_server()
     fake_api.script(
         *loading(tool_search, SEARCH), tool_use(SEARCH, ARGUMENTS), text("Done.")

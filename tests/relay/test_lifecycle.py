@@ -266,14 +266,16 @@ REFUSALS = [
     ({"ANTHROPIC_BASE_URL": "ftp://gw.example"}, "ANTHROPIC_BASE_URL"),
     ({"HTTPS_PROXY": "ftp://proxy.example:21"}, "HTTPS_PROXY"),
     ({"https_proxy": "socks4://proxy.example:1080"}, "https_proxy"),
-    ({"ALL_PROXY": "gopher://proxy.example"}, "ALL_PROXY"),
+    # Claude Code uses an http ALL_PROXY (a SOCKS one it ignores): measured,
+    # docs/relay.md "Claude Code's network path".
+    ({"ALL_PROXY": "http://proxy.example:port"}, "ALL_PROXY"),
     (
         {"CLAUDE_CODE_USE_VERTEX": "1", "CLAUDE_CODE_USE_FOUNDRY": "1"},
         "CLAUDE_CODE_USE_VERTEX",
     ),
 ]
 if importlib.util.find_spec("socksio") is None:
-    REFUSALS.append(({"ALL_PROXY": "socks5://proxy.example:1080"}, "ALL_PROXY"))
+    REFUSALS.append(({"HTTPS_PROXY": "socks5://proxy.example:1080"}, "HTTPS_PROXY"))
 
 
 async def _through_transport(options: ClaudeAgentOptions) -> None:

@@ -198,8 +198,11 @@ def test_upstream_comes_from_env_else_the_public_api() -> None:
         ({}, None),
         ({"HTTPS_PROXY": "http://p:3128"}, "http://p:3128"),
         ({"https_proxy": "http://low:1", "HTTPS_PROXY": "http://up:2"}, "http://low:1"),
-        ({"ALL_PROXY": "socks5://p:1080"}, "socks5://p:1080"),
-        ({"HTTP_PROXY": "http://p:3128"}, None),  # https upstream
+        # As Claude Code 2.1.332 (measured, docs/relay.md): a SOCKS ALL_PROXY
+        # is ignored, an http one used; HTTP_PROXY serves https too.
+        ({"ALL_PROXY": "socks5://p:1080"}, None),
+        ({"ALL_PROXY": "http://p:3128"}, "http://p:3128"),
+        ({"HTTP_PROXY": "http://p:3128"}, "http://p:3128"),
         ({"HTTPS_PROXY": "http://p:3128", "NO_PROXY": "api.anthropic.com"}, None),
         ({"HTTPS_PROXY": "http://p:3128", "no_proxy": ".anthropic.com"}, None),
         ({"HTTPS_PROXY": "http://p:3128", "NO_PROXY": "*"}, None),
@@ -746,7 +749,7 @@ async def test_an_https_upstream_is_verified_and_streams(
     async with ToolFieldsRelay(FIELDS, https_upstream.url) as r:
         refused = await client.post(r.url + "/v1/messages", json=messages_body(STRICT))
     assert refused.status_code == 502
-    assert "ConnectError" in refused.json()["error"]["message"]
+    assert "certificate verify failed" in refused.json()["error"]["message"]
     assert len(https_upstream.seen) == 2
 
 

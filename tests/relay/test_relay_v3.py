@@ -111,15 +111,15 @@ def test_no_proxy_entries_matching_the_api_are_removed_and_named_once(
         "no_proxy": "anthropic.com, .anthropic.com,*anthropic.com,other.com:443",
     }
     point_cli_through(env, "http://sdk:s@127.0.0.1:1", "/tmp/bundle.pem")
-    assert (
-        env["NO_PROXY"]
-        == env["no_proxy"]
-        == "corp.example,other.com:443,127.0.0.1,localhost"
-    )
+    # no_proxy is the list Claude Code judges by when it is set.
+    assert env["NO_PROXY"] == env["no_proxy"] == "other.com:443,127.0.0.1,localhost"
     records = [r for r in caplog.records if "NO_PROXY" in r.getMessage()]
     assert len(records) == 1
-    for entry in ("*.anthropic.com", "API.ANTHROPIC.COM:443", "anthropic.com"):
+    for entry in ("*anthropic.com", ".anthropic.com", "anthropic.com"):
         assert entry in records[0].getMessage()
+    env = {"NO_PROXY": "corp.example,*.anthropic.com,API.ANTHROPIC.COM:443"}
+    point_cli_through(env, "http://sdk:s@127.0.0.1:1", "/tmp/bundle.pem")
+    assert env["NO_PROXY"] == "corp.example,127.0.0.1,localhost"
 
 
 # -- nothing accumulates ----------------------------------------------------------

@@ -382,7 +382,10 @@ class _Connection(asyncio.Protocol):
         if len(status) >= 2 and status[1][:1] == b"2" and not rest:
             self._tunnel.set_result(None)
         else:
-            self._tunnel.set_exception(ProxyError())
+            # The proxy's status, as httpcore words it ("407 ..."): what
+            # ``network.describe`` names the refusal by.
+            code = status[1].decode("latin-1") if len(status) >= 2 else "?"
+            self._tunnel.set_exception(ProxyError(f"{code} from the proxy"))
 
     async def start_tls(self, context: ssl.SSLContext, host: str) -> None:
         assert self.transport is not None

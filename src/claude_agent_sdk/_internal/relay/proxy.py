@@ -32,6 +32,7 @@ from typing import Any
 import h11
 
 from . import server as relay_server
+from .network import Failures
 from .server import CliConnection, Forwarder
 from .tls import FIRST_PARTY_HOST
 
@@ -63,6 +64,10 @@ class ProxyMode:
         self.tunnel_proxy = tunnel_proxy
         self.bypasses_proxy = bypasses_proxy  # (host, port) -> bool
         self.terminated_host = FIRST_PARTY_HOST  # a platform's API host instead
+        # The relay's ``network.Failures``, and the variable ``tunnel_proxy``
+        # came from (for the fix a failure names).
+        self.failures: Any = Failures()
+        self.proxy_variable: str | None = None
 
 
 class ProxyConnection(asyncio.Protocol):
@@ -241,11 +246,9 @@ class ProxyConnection(asyncio.Protocol):
                 _open_tunnel(loop, self, host, port, via), _TUNNEL_CONNECT_TIMEOUT_S
             )
         except Exception as error:  # noqa: BLE001 - every refusal is answered
-            logger.info(
-                "tool_fields_relay could not tunnel to %s:%s: %s",
-                host,
-                port,
-                type(error).__name__,
+            # Named once at WARNING (destination, proxy, cause), then counted.
+            self._mode.failures.failed(
+                error, f"{host}:{port}", via, self._mode.proxy_variable, api=False
             )
             self._task = None
             self._refuse(502, "Bad gateway")
@@ -301,7 +304,11 @@ class ProxyConnection(asyncio.Protocol):
 
 
 class _ProxyRefusedError(Exception):
-    pass
+    """The upstream proxy refused the tunnel (its status, when it gave one)."""
+
+    def __init__(self, code: str = "?") -> None:
+        super().__init__(code)
+        self.status = int(code) if code.isdigit() else None
 
 
 class _FarEnd(asyncio.Protocol):
@@ -330,7 +337,8 @@ class _FarEnd(asyncio.Protocol):
                 if len(status) >= 2 and status[1].startswith(b"2"):
                     self._handshake.set_result(rest)
                 else:
-                    self._handshake.set_exception(_ProxyRefusedError())
+                    code = status[1].decode("latin-1") if len(status) >= 2 else "?"
+                    self._handshake.set_exception(_ProxyRefusedError(code))
             elif len(self._buffer) > 65536:
                 self._handshake.set_exception(_ProxyRefusedError())
             return

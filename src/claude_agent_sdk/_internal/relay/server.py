@@ -469,6 +469,24 @@ def error_body(error_type: str, message: str) -> bytes:
     ).encode()
 
 
+class _NoFailures:
+    """``network.Failures`` for a forwarder no relay set one on: logs only."""
+
+    failing = False
+
+    def failed(
+        self, error: BaseException, destination: str, *args: Any, **_: Any
+    ) -> str:
+        from .network import describe
+
+        message = describe(error, destination, None, None)[1]
+        logger.warning("tool_fields_relay: %s", message)
+        return message
+
+
+_NO_FAILURES = _NoFailures()
+
+
 class Forwarder:
     """What the relay does with each request (one instance per relay)."""
 
@@ -499,6 +517,11 @@ class Forwarder:
         # Tools of strict_mcp_servers already named in a warning as sent
         # without strict: once per tool for the relay's lifetime.
         self._warned_not_strict: set[str] = set()
+        # How the relay reaches the upstream (its proxy and that proxy's
+        # variable) and what it makes of failing to (``network.Failures``):
+        # set by the relay.
+        self.via: tuple[str | None, str | None] = (None, None)
+        self.failures: Any = _NO_FAILURES
         # Tools sent without strict at the per-request caps: named once.
         self._warned_over_caps: set[str] = set()
         self._warned_exceeded: set[frozenset[str]] = set()
@@ -661,19 +684,20 @@ class Forwarder:
                 body,
             )
         except self._errors as error:
-            # The error's class says what failed; its text is not passed on,
-            # it may quote the upstream URL.
-            logger.warning(
-                "tool_fields_relay could not reach the upstream API: %s",
-                type(error).__name__,
+            # Named once at WARNING (destination, proxy, cause, fix), then
+            # counted (``network.Failures``); the CLI gets the same words.
+            proxy, variable = self.via
+            message = self.failures.failed(
+                error, self._raw_host.decode("ascii"), proxy, variable, api=True
             )
             cli.respond_error(
                 502,
                 "api_error",
-                f"tool_fields_relay could not reach the upstream API "
-                f"({type(error).__name__})",
+                f"tool_fields_relay could not reach the API: {message}",
             )
             return
+        if self.failures.failing:
+            self.failures.succeeded()
         try:
             if response.status == 400 and rewrite.modified_tools:
                 request_id = next(

@@ -263,6 +263,7 @@ class SubprocessCLITransport(Transport):
         self._ready = False
         self._exit_error: Exception | None = None  # Track process exit errors
         self._relay: ToolFieldsRelay | None = None  # options.tool_fields_relay
+        self._relay_watch: TaskHandle | None = None
         self._max_buffer_size = (
             options.max_buffer_size
             if options.max_buffer_size is not None
@@ -882,6 +883,13 @@ class SubprocessCLITransport(Transport):
                 user=self._options.user,
             )
             _ACTIVE_CHILDREN.add(self._process)
+            if self._relay is not None:
+                # A relay that cannot reach the API ends the CLI within
+                # seconds; read_messages then raises why (not minutes of
+                # the CLI's retries of 502s).
+                self._relay_watch = spawn_detached(
+                    self._relay.watch(self._process.terminate)
+                )
 
             if self._process.stdout:
                 self._stdout_stream = TextReceiveStream(self._process.stdout)
@@ -970,6 +978,9 @@ class SubprocessCLITransport(Transport):
 
     async def _stop_relay(self) -> None:
         relay, self._relay = self._relay, None
+        watch, self._relay_watch = self._relay_watch, None
+        if watch is not None and not watch.done():
+            watch.cancel()
         if relay is not None:
             await relay.stop()
 
@@ -1166,6 +1177,12 @@ class SubprocessCLITransport(Transport):
             returncode = await self._process.wait()
         except Exception:
             returncode = -1
+
+        # The relay's failure to reach the API ended the CLI: that is why.
+        relay_failure = None if self._relay is None else self._relay.failure
+        if relay_failure is not None:
+            self._exit_error = relay_failure
+            raise relay_failure
 
         # Use exit code for error detection
         if returncode is not None and returncode != 0:

@@ -1,0 +1,489 @@
+"""Claude Code's network path and trust, for the relay's own connections, and
+failures that name their cause.
+
+The relay connects on Claude Code's behalf (to the API, and in proxy mode to
+every host Claude Code tunnels through it), so each of those connections
+takes the way Claude Code itself would have taken to that destination and
+trusts what Claude Code trusts (docs/relay.md, "Claude Code's network
+path", has the table measured with the real CLI):
+
+- **Proxy** (``NetworkPath``): the first non-empty of ``https_proxy``,
+  ``HTTPS_PROXY``, ``http_proxy``, ``HTTP_PROXY``, for every destination;
+  ``ALL_PROXY`` is not read. ``NO_PROXY``/``no_proxy`` (both, when they
+  differ) is judged for each destination: ``*``; ``host`` (that name only);
+  ``.domain`` (the name and every name under it); ``host:port``. Entries are
+  separated by commas or spaces, in any case.
+- **Trust** (``trusted_context``): the sources ``CLAUDE_CODE_CERT_STORE``
+  names (``bundled``: the Mozilla roots, as certifi ships them; ``system``:
+  ``SSL_CERT_FILE``/``SSL_CERT_DIR``, else the operating system's default
+  CA file and folder; both when unset), plus ``NODE_EXTRA_CA_CERTS``.
+- **Failures** (``Failures``): a TLS verification failure, a failed name
+  lookup, a refused connection and a proxy's refusal are named once at
+  WARNING (destination, proxy, cause, fix); repeats are counted. One that
+  keeps the API unreachable for ``FATAL_AFTER_S`` becomes the relay's
+  ``failure``, which the SDK raises to the caller as a
+  ``ToolFieldsRelayError`` with the same text.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import logging
+import os
+import socket
+import ssl
+import time
+import urllib.parse
+from collections.abc import Mapping
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+PROXY_VARIABLES = (
+    "https_proxy",
+    "HTTPS_PROXY",
+    "http_proxy",
+    "HTTP_PROXY",
+    "all_proxy",
+    "ALL_PROXY",
+)
+"""The variables Claude Code's API and MCP connections take their proxy
+from, first non-empty wins (``ALL_PROXY`` only with an http(s) URL)."""
+
+_SUPPORTED_SCHEMES = ("http", "https", "socks5", "socks5h")
+
+
+# --------------------------------------------------------------------------
+# The proxy for each destination
+# --------------------------------------------------------------------------
+
+
+class NetworkPath:
+    """The proxy Claude Code uses for each destination, read from ``env``.
+
+    As measured with the real Claude Code CLI for its Messages requests and its
+    MCP connections (docs/relay.md, "Claude Code's network path"): the
+    first non-empty of ``PROXY_VARIABLES``, for https destinations and
+    http ones alike, except that an ``ALL_PROXY`` that is not an http(s)
+    URL (``socks5h://``) is ignored; ``no_proxy`` when set, else
+    ``NO_PROXY``, judged for each destination.
+    """
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        found = None
+        for name in PROXY_VARIABLES:
+            value = (env.get(name) or "").strip()
+            if not value:
+                continue
+            if name.lower() == "all_proxy" and not value.lower().startswith(
+                ("http://", "https://")
+            ):
+                continue  # Claude Code does not use a SOCKS ALL_PROXY
+            found = name
+            break
+        self.variable = found
+        self.proxy = (env.get(found) or "").strip() if found is not None else None
+        lower = (env.get("no_proxy") or "").strip()
+        self.no_proxy_variable = "no_proxy" if lower else "NO_PROXY"
+        self.no_proxy = lower or (env.get("NO_PROXY") or "").strip()
+        self._entries = tuple(
+            entry for entry in self.no_proxy.lower().replace(",", " ").split() if entry
+        )
+
+    def check(self) -> None:
+        """Refuse a proxy URL the relay cannot use, naming its variable."""
+        from .lifecycle import ToolFieldsRelayError
+
+        if self.proxy is None:
+            return
+        try:
+            parts = urllib.parse.urlsplit(self.proxy)
+            parts.port  # noqa: B018 - raises on a bad port
+        except ValueError:
+            raise ToolFieldsRelayError(
+                f"tool_fields_relay cannot read the proxy URL in {self.variable}: "
+                "it is not a URL (expected http://host:port)"
+            ) from None
+        scheme = parts.scheme.lower()
+        if scheme not in _SUPPORTED_SCHEMES or not parts.hostname:
+            raise ToolFieldsRelayError(
+                f"tool_fields_relay cannot use the proxy in {self.variable}: "
+                f"{'scheme ' + repr(scheme) if scheme else 'no scheme'}"
+                f"{'' if parts.hostname else ', no host'}; it needs a URL such as "
+                "http://host:port (http, https, socks5 and socks5h proxies are "
+                "supported)"
+            )
+
+    def bypasses(self, host: str, port: int, scheme: str = "https") -> bool:
+        """Whether ``NO_PROXY`` sends ``host:port`` direct, as Claude Code
+        judges it: ``*``; a name covers itself and every name under it
+        (``anthropic.com``, ``.anthropic.com`` and ``*.anthropic.com``
+        alike); ``name:port`` only that port; commas or spaces between
+        entries, any case."""
+        host = host.lower().strip("[]").rstrip(".")
+        port = port or (443 if scheme in ("https", "wss") else 80)
+        for entry in self._entries:
+            if entry == "*":
+                return True
+            name, port_text = entry, ""
+            if entry.startswith("["):  # [v6]:port
+                name, _, rest = entry[1:].partition("]")
+                port_text = rest.removeprefix(":")
+            elif entry.count(":") == 1:
+                name, _, port_text = entry.partition(":")
+            if port_text and port_text != str(port):
+                continue
+            name = name.removeprefix("*").lstrip(".").rstrip(".")
+            if name and (host == name or host.endswith("." + name)):
+                return True
+        return False
+
+    def proxy_for(self, host: str, port: int, scheme: str = "https") -> str | None:
+        """The proxy URL for ``host:port``, or None for a direct connection."""
+        if self.proxy is None or self.bypasses(host, port, scheme):
+            return None
+        return self.proxy
+
+    def route(self, host: str, port: int, scheme: str = "https") -> str:
+        """``proxy_for`` as the variable's name, or ``"direct"``."""
+        proxy = self.proxy_for(host, port, scheme)
+        return "direct" if proxy is None else str(self.variable)
+
+
+def shown(proxy: str | None) -> str:
+    """A proxy URL as it may be logged: without credentials."""
+    if proxy is None:
+        return "a direct connection"
+    parts = urllib.parse.urlsplit(proxy)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return f"{parts.scheme}://{host}" + (f":{port}" if port else "")
+
+
+# --------------------------------------------------------------------------
+# What it trusts
+# --------------------------------------------------------------------------
+
+CERT_STORE_SOURCES = ("bundled", "system")
+
+
+def cert_store_sources(env: Mapping[str, str]) -> tuple[str, ...]:
+    """``CLAUDE_CODE_CERT_STORE`` as Claude Code reads it: comma-separated
+    ``bundled``/``system``; an unknown source is ignored (with a warning);
+    unset or nothing valid means both."""
+    value = env.get("CLAUDE_CODE_CERT_STORE") or ""
+    sources: list[str] = []
+    for part in value.split(","):
+        source = part.strip().lower()
+        if source in CERT_STORE_SOURCES:
+            if source not in sources:
+                sources.append(source)
+        elif source:
+            logger.warning(
+                "tool_fields_relay ignores the CLAUDE_CODE_CERT_STORE source %r "
+                "(as Claude Code does): the sources are bundled and system",
+                source,
+            )
+    return tuple(sources) or CERT_STORE_SOURCES
+
+
+def trusted_context(env: Mapping[str, str]) -> ssl.SSLContext:
+    """The client context for the relay's upstream TLS: what Claude Code
+    with ``env`` trusts (see the module's docstring)."""
+    sources = cert_store_sources(env)
+    cafile = env.get("SSL_CERT_FILE") or None
+    capath = env.get("SSL_CERT_DIR") or None
+    extra = env.get("NODE_EXTRA_CA_CERTS") or None
+    return _context(sources, cafile, capath, extra, _stamp(cafile, capath, extra))
+
+
+def _stamp(*paths: str | None) -> tuple[float, ...]:
+    """The files' modification times, so a changed bundle is read again."""
+    stamps = []
+    for path in paths:
+        try:
+            stamps.append(Path(path).stat().st_mtime if path else 0.0)
+        except OSError:
+            stamps.append(-1.0)
+    return tuple(stamps)
+
+
+@functools.lru_cache(maxsize=8)
+def _context(
+    sources: tuple[str, ...],
+    cafile: str | None,
+    capath: str | None,
+    extra: str | None,
+    _stamps: tuple[float, ...],
+) -> ssl.SSLContext:
+    # Loading the CA bundles takes tens of ms: one context per setting.
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.set_alpn_protocols(["http/1.1"])
+    if "bundled" in sources:
+        try:
+            certifi = importlib.import_module("certifi")
+        except ImportError:
+            # mcp 2.x brings no certifi: the Mozilla roots are then those
+            # of the system store (on most systems the same list).
+            logger.info(
+                "tool_fields_relay trusts the system store in place of the "
+                "bundled roots: certifi is not installed (pip install certifi)"
+            )
+            if "system" not in sources:
+                _load_system(context, None, None)
+        else:
+            try:
+                context.load_verify_locations(cafile=certifi.where())
+            except (OSError, ssl.SSLError) as error:
+                logger.warning(
+                    "tool_fields_relay could not load the bundled root "
+                    "certificates (certifi): %s",
+                    _reason(error),
+                )
+    if "system" in sources:
+        _load_system(context, cafile, capath)
+    if extra:
+        try:
+            context.load_verify_locations(cafile=extra)
+        except (OSError, ssl.SSLError) as error:
+            logger.warning(
+                "tool_fields_relay is ignoring extra certs from NODE_EXTRA_CA_CERTS "
+                "(%s), load failed: %s",
+                extra,
+                _reason(error),
+            )
+    return context
+
+
+def _load_system(
+    context: ssl.SSLContext, cafile: str | None, capath: str | None
+) -> None:
+    """The operating system's store, or the files ``SSL_CERT_FILE`` and
+    ``SSL_CERT_DIR`` put in its place (as OpenSSL and Claude Code read
+    them)."""
+    defaults = ssl.get_default_verify_paths()
+    file = cafile or defaults.openssl_cafile
+    folder = capath or defaults.openssl_capath
+    for name, kind, path in (
+        ("SSL_CERT_FILE", "cafile", file),
+        ("SSL_CERT_DIR", "capath", folder),
+    ):
+        if not path or not Path(path).exists():
+            if path and (cafile if kind == "cafile" else capath):
+                logger.warning(
+                    "tool_fields_relay is ignoring the CAs of %s (%s): not found",
+                    name,
+                    path,
+                )
+            continue
+        try:
+            context.load_verify_locations(**{kind: path})
+        except (OSError, ssl.SSLError) as error:
+            logger.warning(
+                "tool_fields_relay is ignoring the CAs of %s (%s), load failed: %s",
+                name,
+                path,
+                _reason(error),
+            )
+    if os.name == "nt" or not (defaults.openssl_cafile or defaults.openssl_capath):
+        context.load_default_certs()  # the platform's own store (Windows)
+
+
+def _reason(error: BaseException) -> str:
+    return getattr(error, "strerror", None) or type(error).__name__
+
+
+# --------------------------------------------------------------------------
+# Failures that name their cause
+# --------------------------------------------------------------------------
+
+FATAL_AFTER_S = 5.0
+"""How long the API may stay unreachable for a named cause (no request to it
+succeeding in between) before the relay gives up and the caller is told."""
+
+MAX_FAILURE_KINDS = 256
+"""Distinct (destination, proxy, cause) kept for counting; beyond, the rest
+are still logged once by cause but not counted apart."""
+
+
+def describe(
+    error: BaseException, destination: str, proxy: str | None, variable: str | None
+) -> tuple[str, str, bool]:
+    """``(cause, message, fatal)`` for a failure to reach ``destination``
+    (``host`` or ``host:port``) through ``proxy`` (None: direct)."""
+    via = shown(proxy)
+    setting = variable or "HTTPS_PROXY"
+    found = _root(error)
+    status = _proxy_status(error)
+    if isinstance(found, ssl.SSLCertVerificationError) or (
+        isinstance(found, ssl.SSLError) and "CERTIFICATE_VERIFY_FAILED" in str(found)
+    ):
+        detail = getattr(found, "verify_message", "") or ""
+        detail = f" ({detail})" if detail else ""
+        if proxy is not None:
+            fix = (
+                f"the proxy's CA is not trusted{detail}; set SSL_CERT_FILE or "
+                "NODE_EXTRA_CA_CERTS to a file holding it (a TLS-inspecting "
+                "proxy's CA)"
+            )
+        else:
+            fix = (
+                f"the server's CA is not trusted{detail}; set "
+                "NODE_EXTRA_CA_CERTS or SSL_CERT_FILE to a file holding it"
+            )
+        cause = "certificate verify failed"
+        return cause, f"{cause} for {destination} via {via}: {fix}", True
+    if status in (407, 403):
+        if status == 407:
+            cause = "the proxy refused with 407 Proxy Authentication Required"
+            fix = (
+                f"put the proxy's credentials into {setting} "
+                "(http://user:password@host:port)"
+            )
+        else:
+            cause = "the proxy refused with 403 Forbidden"
+            fix = (
+                "the proxy does not allow this destination; have it allowed, or "
+                "name it in NO_PROXY if it is reachable directly"
+            )
+        return cause, f"{cause} for {destination} via {via}: {fix}", True
+    if isinstance(found, socket.gaierror):
+        cause = "name lookup failed"
+        if proxy is not None:
+            fix = (
+                f"the proxy's host name {_host_of(proxy)} does not resolve; "
+                f"check {setting}"
+            )
+        else:
+            fix = "the name does not resolve; check it and this machine's DNS"
+        return cause, f"{cause} for {destination} via {via}: {fix}", True
+    if isinstance(found, ConnectionRefusedError):
+        cause = "connection refused"
+        if proxy is not None:
+            fix = f"nothing listens at the proxy's address; check {setting}"
+        else:
+            fix = (
+                "nothing listens there; check the address, or the proxy "
+                "Claude Code should use (HTTPS_PROXY)"
+            )
+        return cause, f"{cause} for {destination} via {via}: {fix}", True
+    if status is not None:
+        cause = f"the proxy refused with {status}"
+        return cause, f"{cause} for {destination} via {via}", False
+    cause = type(found).__name__
+    if isinstance(found, OSError) and found.strerror:
+        cause = f"{cause} ({found.strerror})"
+    return cause, f"{cause} for {destination} via {via}", False
+
+
+def _root(error: BaseException) -> BaseException:
+    """The innermost cause (``__cause__``, ``__context__``, or an exception
+    given as the first argument, as httpcore wraps them)."""
+    seen: set[int] = set()
+    while id(error) not in seen:
+        seen.add(id(error))
+        inner = error.__cause__ or error.__context__
+        if inner is None and error.args and isinstance(error.args[0], BaseException):
+            inner = error.args[0]
+        if inner is None:
+            break
+        error = inner
+    return error
+
+
+def _proxy_status(error: BaseException) -> int | None:
+    """The status a proxy refused a ``CONNECT`` with, if that is the error."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        status = getattr(current, "status", None)
+        if isinstance(status, int):
+            return status
+        if type(current).__name__ == "ProxyError" and current.args:
+            head = str(current.args[0]).split(" ", 1)[0]
+            if head.isdigit():
+                return int(head)
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _host_of(proxy: str) -> str:
+    return urllib.parse.urlsplit(proxy).hostname or proxy
+
+
+class Failures:
+    """The relay's failures to connect: each kind named once, then counted;
+    the API's, when they last, become ``failure``."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, str, str], int] = {}
+        # Whether the API's last connection failed (a success clears it):
+        # the one thing a forwarded request reads.
+        self.failing = False
+        self._first_api_failure: float | None = None
+        self._api_message: str | None = None
+        self._api_fatal = False
+        self.failure: str | None = None
+
+    def failed(
+        self,
+        error: BaseException,
+        destination: str,
+        proxy: str | None,
+        variable: str | None,
+        *,
+        api: bool,
+    ) -> str:
+        """Record one failure; returns its message (logged the first time)."""
+        cause, message, fatal = describe(error, destination, proxy, variable)
+        key = (destination, shown(proxy), cause)
+        count = self.counts.get(key)
+        if count is None:
+            if len(self.counts) < MAX_FAILURE_KINDS:
+                self.counts[key] = 1
+            logger.warning("tool_fields_relay: %s", message)
+        else:
+            self.counts[key] = count + 1
+        if api:
+            now = time.monotonic()
+            self.failing = True
+            if self._first_api_failure is None:
+                self._first_api_failure = now
+            self._api_message, self._api_fatal = message, fatal
+            self._check(now)
+        return message
+
+    def succeeded(self) -> None:
+        """A request to the API got an answer: earlier failures were passing."""
+        self.failing = False
+        self._first_api_failure = None
+        self._api_message = None
+
+    def _check(self, now: float) -> None:
+        since = self._first_api_failure
+        if (
+            self.failure is None
+            and self._api_fatal
+            and since is not None
+            and now - since >= FATAL_AFTER_S
+        ):
+            self.failure = self._api_message
+
+    def fatal(self) -> str | None:
+        """The cause that keeps the API unreachable, once it has for
+        ``FATAL_AFTER_S`` (read from any thread)."""
+        if self.failure is None and self._first_api_failure is not None:
+            self._check(time.monotonic())
+        return self.failure
+
+    def repeated(self) -> dict[tuple[str, str, str], int]:
+        """The kinds that failed more than once, with their counts."""
+        return {key: n for key, n in self.counts.items() if n > 1}
