@@ -251,7 +251,11 @@ def series_annotations() -> dict[str, dict[str, list[str]]]:
         match = _ANNOTATION.match(stripped)
         if match and current is not None:
             key, value = match.groups()
-            values = [v.strip() for v in value.split(",")] if key == "depends-on" else [value]
+            values = (
+                [v.strip() for v in value.split(",")]
+                if key == "depends-on"
+                else [value]
+            )
             current.setdefault(key, []).extend(v for v in values if v)
         elif stripped.startswith("#") and stripped != "#":
             current = None  # a track header or other comment ends the block

@@ -520,12 +520,9 @@ ROWS = [
     ),
     Row(
         "is-error-wire-name",
-        'A handler that returns `"isError": True` (MCP\'s spelling of '
-        '`"is_error"`)',
-        "ignored: the result is a success, and the model reads the failure "
-        "as one",
-        "an error result, as with `is_error` (`is_error` wins when both are "
-        "returned)",
+        'A handler that returns `"isError": True` (MCP\'s spelling of `"is_error"`)',
+        "ignored: the result is a success, and the model reads the failure as one",
+        "an error result, as with `is_error` (`is_error` wins when both are returned)",
         "repair: 5 of 21 public repositories' tools return it (patch "
         "`handler-is-error`)",
         _is_error_wire_name,
