@@ -784,10 +784,10 @@ def _new_fields(tool_def: SdkMcpTool[Any]) -> bool:
 
 
 def _listed_fields(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
-    """Fields of the tool's ``tools/list`` entry beyond mcp's ``Tool``."""
-    new = {"strict": tool_def.strict, "input_examples": tool_def.input_examples}
-    extra = tool_def.extra_fields or {}
-    return extra | {k: v for k, v in new.items() if v is not None}
+    """Fields of its ``tools/list`` entry beyond ``Tool``, checked again."""
+    examples, extra = check_tool_fields(tool_def, lambda: _build_input_schema(tool_def))
+    new = {"strict": tool_def.strict, "input_examples": examples}
+    return (extra or {}) | {k: v for k, v in new.items() if v is not None}
 
 
 def _tool_error_result(message: str) -> CallToolResult:
