@@ -27,7 +27,7 @@ import pytest
 
 from tools import forktool
 
-FIRST_PATCH_SRC_BUDGET = 150
+FIRST_PATCH_SRC_BUDGET = 100
 
 
 def test_first_patch_is_the_minimal_fix_within_its_line_budget() -> None:
