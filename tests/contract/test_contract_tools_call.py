@@ -114,14 +114,14 @@ async def test_output_schema_is_listed_and_matching_structured_content_passed_on
 
 
 @RESULTS
-async def test_structured_content_in_snake_case_is_passed_on_too() -> None:
+async def test_structured_content_is_read_under_its_mcp_name_only() -> None:
     config = _count_server(
         {"content": [], "structured_content": {"lines": 0}},
         output_schema=COUNT_OUTPUT_SCHEMA,
     )
-    result = await call_tool(config, "count")
-    assert_json(
-        result, {"content": [], "structuredContent": {"lines": 0}, "isError": False}
+    text = error_text(await call_tool(config, "count"))
+    assert text == (
+        "Tool 'count' returned no structuredContent, which its output_schema requires"
     )
 
 
