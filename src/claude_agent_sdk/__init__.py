@@ -783,9 +783,9 @@ def _new_fields(tool_def: SdkMcpTool[Any]) -> bool:
     )
 
 
-def _listed_fields(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
+def _listed_fields(tool_def: SdkMcpTool[Any], schema: Any) -> dict[str, Any]:
     """Fields of its ``tools/list`` entry beyond ``Tool``, checked again."""
-    examples, extra = check_tool_fields(tool_def, lambda: _build_input_schema(tool_def))
+    examples, extra = check_tool_fields(tool_def, lambda: schema)
     new = {"strict": tool_def.strict, "input_examples": examples}
     return (extra or {}) | {k: v for k, v in new.items() if v is not None}
 
@@ -1015,7 +1015,7 @@ def create_sdk_mcp_server(
         except Exception as e:
             return _tool_error_result(str(e))
 
-    listed = [_listed_fields(tool_def) for tool_def in tools]
+    listed = [_listed_fields(t, schemas[t.name]) for t in tools]
     output_validators = {
         tool_def.name: output_validator(tool_def.output_schema) for tool_def in tools
     }
