@@ -49,6 +49,16 @@ async def test_plain_tool_call() -> None:
     )
 
 
+# A handler written against MCP reports failure as isError (its wire name);
+# upstream answers such a call as a success.
+@pytest.mark.requires_patch("handler-is-error")
+async def test_is_error_in_the_mcp_spelling_is_honoured() -> None:
+    text = [{"type": "text", "text": "page not found"}]
+    config = _count_server({"content": text, "isError": True})
+    result = await call_tool(config, "count")
+    assert_json(result, {"content": text, "isError": True})
+
+
 @FEATURE
 async def test_strict_tool_is_still_callable() -> None:
     @tool(
