@@ -220,11 +220,12 @@ def patch_check(session: nox.Session) -> None:
         f"+ {len(forktool.series())} patch(es)"
     )
     # Each patch is its own pull request: it applies alone to pristine
-    # upstream, or on pristine plus exactly what its Depends-on line names.
+    # upstream, or on pristine plus exactly what its depends-on annotation
+    # (patches/series) names.
     problems = _fail_on_fork_error(session, forktool.check_dependencies)
     if problems:
         session.error("\n".join(problems))  # type: ignore[arg-type]
-    session.log("every patch applies on pristine + its Depends-on")
+    session.log("every patch applies on pristine + its depends-on")
 
 
 @nox.session(python=False)
@@ -548,10 +549,10 @@ def prove(session: nox.Session, mcp: str) -> None:
 def pull_requests(session: nox.Session) -> None:
     """Each upstream-track patch as the pull request a maintainer would review.
 
-    On pristine plus the patch's ``Depends-on`` only (its baseline): on mcp
-    1.x and 2.x every test it adds to upstream's suite fails on the baseline
-    or its body declares it as pinning existing behaviour (``## Tests that
-    pin existing behaviour``, ``forktool.pinned_tests``), and passes with it;
+    On pristine plus the patch's ``depends-on`` only (its baseline, from
+    ``patches/series``): on mcp 1.x and 2.x every test it adds to upstream's
+    suite fails on the baseline or ``patches/series`` pins it (``#   pin:``
+    under the patch, ``forktool.pinned_tests``), and passes with it;
     its plain tools answer the differential
     cases as the baseline's do but for the rows of docs/differences.md that
     belong to it (``tests/differential/pull_request.py``; mcp 2.x, 60
@@ -580,7 +581,7 @@ PR_CASES = {False: ["60", "--no-corpus"], True: ["600"]}
 @dataclass
 class _PullRequest:
     patch: Path
-    base: Path  # pristine + its Depends-on: its baseline
+    base: Path  # pristine + its depends-on: its baseline
     without: Path  # the baseline with the patch's tests
     with_it: Path  # the baseline with the patch
     added: list[str] = field(default_factory=list)  # node ids of its tests
@@ -826,7 +827,7 @@ def _added_tests(
     if undeclared:
         problems.append(
             f"{pr.name} ({major}): these added tests pass without its src/ change "
-            f"and its body does not declare them ({forktool.PINS_HEADING}):\n  "
+            f"and patches/series does not declare them (`#   pin:` under the patch):\n  "
             + "\n  ".join(undeclared)
         )
     for pin in pins:
@@ -895,7 +896,7 @@ def _pr_differential(pr: _PullRequest, major: str, cases: Path, tmp: Path) -> li
     if not summary["unexplained"]:
         return []
     return [
-        f"{pr.name} ({major}): plain tools differ from pristine + its Depends-on "
+        f"{pr.name} ({major}): plain tools differ from pristine + its depends-on "
         "where no row of docs/differences.md for it accounts for it:\n  "
         + "\n  ".join(summary["unexplained"][:10])
     ]
@@ -936,7 +937,7 @@ def _pr_report(prs: list[_PullRequest], full: bool) -> str:
     run = "full run" if full else "default run"
     lines = [
         f"Each upstream-track patch as its pull request ({run}): pristine + its "
-        "`Depends-on` is its baseline.",
+        "`depends-on` is its baseline.",
         "",
         "| patch | `src/` lines | depends on | new imports | tests it adds "
         "(on the baseline) | upstream's suite with it | differential, plain "

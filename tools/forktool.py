@@ -216,6 +216,56 @@ def series() -> list[Path]:
     return [PATCHES / n for n in names]
 
 
+# What the tooling needs to know of a patch lives in ``patches/series``, in
+# comment lines right under the patch's name, never in its message (which is
+# the pull request's text):
+#
+#     0004-tool-results.patch
+#     #   depends-on: serve-extra-tool-fields, json-schema-dicts
+#     #   pin: test_name[param]
+#     #   src-lines: 91
+#     #   note: free text for the reader, kept as written
+#
+# ``depends-on`` names (by slug) the earlier patches it needs besides
+# pristine; ``pin``, one per line, a test it adds that passes without it too
+# (it guards behaviour the patch must keep): a test function's name (all its
+# parameters), or ``name[id]``, or ``Class::name``; ``src-lines`` is written
+# by export (``src_lines_changed``), so a reader of the series sees each pull
+# request's size; ``note`` says why, where a dependency or a size needs it.
+# Annotations are kept by slug from one export to the next.
+ANNOTATION_KEYS = ("depends-on", "pin", "src-lines", "note")
+_ANNOTATION = re.compile(r"#\s+(" + "|".join(ANNOTATION_KEYS) + r"):\s*(.*?)\s*$")
+
+
+def series_annotations() -> dict[str, dict[str, list[str]]]:
+    """Slug -> annotation key -> values, from ``patches/series``."""
+    found: dict[str, dict[str, list[str]]] = {}
+    current: dict[str, list[str]] | None = None
+    if not SERIES.exists():
+        return found
+    for line in SERIES.read_text("utf-8").splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            current = found.setdefault(patch_slug(Path(stripped)), {})
+            continue
+        match = _ANNOTATION.match(stripped)
+        if match and current is not None:
+            key, value = match.groups()
+            values = (
+                [v.strip() for v in value.split(",")]
+                if key == "depends-on"
+                else [value]
+            )
+            current.setdefault(key, []).extend(v for v in values if v)
+        elif stripped.startswith("#") and stripped != "#":
+            current = None  # a track header or other comment ends the block
+    return found
+
+
+def _annotation(patch: Path, key: str) -> list[str]:
+    return series_annotations().get(patch_slug(patch), {}).get(key, [])
+
+
 def patch_slug(patch: Path) -> str:
     """``0002-strict-schema-checks.patch`` -> ``strict-schema-checks``."""
     stem = patch.name.removesuffix(".patch")
@@ -239,34 +289,15 @@ def patch_message(patch: Path) -> str:
 
 
 def patch_dependencies(patch: Path) -> list[str]:
-    """The slugs a patch's ``Depends-on:`` line names (empty: applies alone)."""
-    for line in patch_message(patch).splitlines():
-        if line.startswith("Depends-on:"):
-            return [s.strip() for s in line.removeprefix("Depends-on:").split(",")]
-    return []
-
-
-# A pull request's body lists the tests it adds that pass without its change
-# too (they guard behaviour it must keep) under this heading, one
-# "- `name`" item each: a test function's name (all its parameters), or
-# "name[id]", or "Class::name". The pull_requests session holds each upstream-
-# track patch to it on both mcp majors.
-PINS_HEADING = "## Tests that pin existing behaviour"
+    """The slugs ``patches/series`` says ``patch`` depends on (empty: applies alone)."""
+    return list(_annotation(patch, "depends-on"))
 
 
 def pinned_tests(patch: Path) -> list[str]:
-    """The tests ``patch``'s message declares as pinning existing behaviour."""
-    lines = patch_message(patch).splitlines()
-    if PINS_HEADING not in lines:
-        return []
-    pins = []
-    for line in lines[lines.index(PINS_HEADING) + 1 :]:
-        if line.startswith("## "):
-            break
-        item = re.match(r"- `([^`]+)`", line)
-        if item:
-            pins.append(item.group(1))
-    return pins
+    """The tests ``patches/series`` declares as pinning existing behaviour for
+    ``patch`` (the pull_requests session holds each upstream-track patch to
+    it on both mcp majors)."""
+    return list(_annotation(patch, "pin"))
 
 
 def pin_matches(pin: str, test_id: str) -> bool:
@@ -348,8 +379,8 @@ def check_dependencies() -> list[str]:
     """Problems with patches that do not apply on pristine plus their dependencies.
 
     Every patch must apply alone to pristine upstream, or on pristine plus
-    exactly the patches its ``Depends-on:`` line names (applied in series
-    order), so each one can be proposed upstream as its own pull request.
+    exactly the patches its ``depends-on`` annotation in ``patches/series``
+    names (applied in series order), so each one can be proposed upstream as its own pull request.
     """
     patches = series()
     by_slug = {patch_slug(p): p for p in patches}
@@ -361,7 +392,7 @@ def check_dependencies() -> list[str]:
             later = [d for d in deps if patches.index(by_slug.get(d, patch)) >= index]
             if unknown or later:
                 problems.append(
-                    f"{patch.name}: Depends-on names "
+                    f"{patch.name}: depends-on names "
                     f"{', '.join(unknown + later)}, not an earlier patch of the series"
                 )
                 continue
@@ -719,7 +750,10 @@ def write_patches(work: Path, slugs: list[str] | None = None) -> None:
 SERIES_HEADER = """\
 # Applied in order with `git am` to upstream's PyPI sdist (see README).
 # Each patch applies alone to pristine upstream, or on pristine plus the
-# patches its `Depends-on:` line names (forktool depends checks it).
+# patches its `depends-on:` comment names (forktool depends checks it).
+# Comment lines under a patch's name are for the tooling (forktool.py,
+# ANNOTATION_KEYS): `depends-on`, `pin` (a test it adds that passes without
+# it too), `src-lines` (written by export), `note`.
 """
 TRACK_HEADERS = {
     "upstream": (
@@ -734,7 +768,9 @@ TRACK_HEADERS = {
 
 
 def series_text(names: list[str]) -> str:
-    """``patches/series`` for ``names``: the upstream track, then the fork track."""
+    """``patches/series`` for ``names``: the upstream track, then the fork
+    track, each patch with its annotations (kept by slug)."""
+    annotations = series_annotations()
     lines, current = [SERIES_HEADER], None
     for name in names:
         track = patch_track(PATCHES / name)
@@ -742,6 +778,13 @@ def series_text(names: list[str]) -> str:
             lines.append(TRACK_HEADERS[track])
             current = track
         lines.append(f"{name}\n")
+        kept = annotations.get(patch_slug(Path(name)), {})
+        if kept.get("depends-on"):
+            lines.append(f"#   depends-on: {', '.join(kept['depends-on'])}\n")
+        lines.extend(f"#   pin: {pin}\n" for pin in kept.get("pin", []))
+        lines.extend(f"#   note: {note}\n" for note in kept.get("note", []))
+        if track == "upstream":
+            lines.append(f"#   src-lines: {src_lines_changed(PATCHES / name)}\n")
     return "".join(lines)
 
 
@@ -837,7 +880,7 @@ def main(argv: list[str] | None = None) -> int:
     reb.add_argument("--dest", type=Path)
     sub.add_parser("version", help="print the distribution version")
     sub.add_parser(
-        "depends", help="prove each patch applies on pristine + its Depends-on"
+        "depends", help="prove each patch applies on pristine + its depends-on"
     )
     own = sub.add_parser("owners", help="print file -> patch -> track")
     own.add_argument(

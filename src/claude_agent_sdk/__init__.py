@@ -452,6 +452,7 @@ def tool(
             - A dictionary mapping parameter names to types (e.g., {"text": str})
             - A TypedDict class for more complex schemas
             - A JSON Schema dictionary for full validation
+              (a valid schema with a value no ``{name: type}`` dict holds)
             - A pydantic ``BaseModel`` subclass: listed with the model's JSON
               Schema, each call validated by the model (every failing field
               reported to Claude). The handler receives the model instance
@@ -527,8 +528,11 @@ def tool(
         - The function should return a dict with a "content" key containing the response
         - With output_schema, every result that is not an error also has a
           "structuredContent" dict matching it (passed on as MCP's
-          structuredContent; a missing or mismatched one is an error result)
-        - Errors can be indicated by including "is_error": True in the response;
+          structuredContent; a missing or mismatched one is an error result).
+          Claude Code (2.1.332) then shows the model the structuredContent,
+          as JSON, instead of the result's text content
+        - Errors can be indicated by including "is_error": True in the response
+          (or "isError": True, as MCP spells it);
           an exception raised by the function is reported the same way
     """
 
@@ -779,11 +783,11 @@ def _new_fields(tool_def: SdkMcpTool[Any]) -> bool:
     )
 
 
-def _listed_fields(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
-    """Fields of the tool's ``tools/list`` entry beyond mcp's ``Tool``."""
-    new = {"strict": tool_def.strict, "input_examples": tool_def.input_examples}
-    extra = tool_def.extra_fields or {}
-    return extra | {k: v for k, v in new.items() if v is not None}
+def _listed_fields(tool_def: SdkMcpTool[Any], schema: Any) -> dict[str, Any]:
+    """Fields of its ``tools/list`` entry beyond ``Tool``, checked again."""
+    examples, extra = check_tool_fields(tool_def, lambda: schema)
+    new = {"strict": tool_def.strict, "input_examples": examples}
+    return (extra or {}) | {k: v for k, v in new.items() if v is not None}
 
 
 def _tool_error_result(message: str) -> CallToolResult:
@@ -997,7 +1001,7 @@ def create_sdk_mcp_server(
             return CallToolResult.model_validate(
                 {
                     "content": _convert_tool_content(result.get("content", [])),
-                    "isError": result.get("is_error", False),
+                    "isError": result.get("is_error", result.get("isError", False)),
                 }
                 if output_validators[tool_name] is None
                 # A tool with an output_schema returns structured content too.
@@ -1011,7 +1015,7 @@ def create_sdk_mcp_server(
         except Exception as e:
             return _tool_error_result(str(e))
 
-    listed = [_listed_fields(tool_def) for tool_def in tools]
+    listed = [_listed_fields(t, schemas[t.name]) for t in tools]
     output_validators = {
         tool_def.name: output_validator(tool_def.output_schema) for tool_def in tools
     }

@@ -49,6 +49,16 @@ async def test_plain_tool_call() -> None:
     )
 
 
+# A handler written against MCP reports failure as isError (its wire name);
+# upstream answers such a call as a success.
+@pytest.mark.requires_patch("handler-is-error")
+async def test_is_error_in_the_mcp_spelling_is_honoured() -> None:
+    text = [{"type": "text", "text": "page not found"}]
+    config = _count_server({"content": text, "isError": True})
+    result = await call_tool(config, "count")
+    assert_json(result, {"content": text, "isError": True})
+
+
 @FEATURE
 async def test_strict_tool_is_still_callable() -> None:
     @tool(
@@ -114,14 +124,14 @@ async def test_output_schema_is_listed_and_matching_structured_content_passed_on
 
 
 @RESULTS
-async def test_structured_content_in_snake_case_is_passed_on_too() -> None:
+async def test_structured_content_is_read_under_its_mcp_name_only() -> None:
     config = _count_server(
         {"content": [], "structured_content": {"lines": 0}},
         output_schema=COUNT_OUTPUT_SCHEMA,
     )
-    result = await call_tool(config, "count")
-    assert_json(
-        result, {"content": [], "structuredContent": {"lines": 0}, "isError": False}
+    text = error_text(await call_tool(config, "count"))
+    assert text == (
+        "Tool 'count' returned no structuredContent, which its output_schema requires"
     )
 
 

@@ -26,6 +26,7 @@ from tests.lib.cli_peer import (
 )
 
 FEATURE = pytest.mark.requires_patch("serve-extra-tool-fields")
+EXTRA = pytest.mark.requires_patch("extra-fields")
 
 
 # How upstream 0.2.189 lists a tool defined with CASE_SCHEMA and no extras.
@@ -190,7 +191,7 @@ async def test_input_examples_alone() -> None:
     )
 
 
-@FEATURE
+@EXTRA
 async def test_extra_fields_alone() -> None:
     listed = await _listed(
         _search(
@@ -212,7 +213,7 @@ async def test_extra_fields_alone() -> None:
     )
 
 
-@FEATURE
+@EXTRA
 async def test_standard_mcp_tool_fields_through_extra_fields() -> None:
     listed = await _listed(
         _search(

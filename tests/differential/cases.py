@@ -843,6 +843,20 @@ def named_cases() -> list[dict[str, Any]]:
             "    return await _respond(tool_name, args)\n",
         ),
         _tool_case(
+            # A handler that reports failure in MCP's spelling, isError:
+            # upstream answers it as a success.
+            "is-error-wire-name",
+            ["schema:shorthand", "result:isError"],
+            "",
+            "{'fail': bool}",
+            [{"fail": True}, {"fail": False}],
+            footer="_respond = respond\n"
+            "async def respond(tool_name, args):\n"
+            "    await _respond(tool_name, args)\n"
+            "    text = [{'type': 'text', 'text': 'no such page'}]\n"
+            "    return {'content': text, 'isError': args['fail']}\n",
+        ),
+        _tool_case(
             "forward-reference",
             ["schema:typeddict", "typeddict:forward-ref"],
             "class Args(TypedDict):\n    later: 'Later'\n",

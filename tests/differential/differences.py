@@ -322,6 +322,20 @@ def _model_class(d: Difference) -> bool:
     )
 
 
+def _is_error_wire_name(d: Difference) -> bool:
+    """A handler's ``isError`` (MCP's spelling): upstream answers a success,
+    the fork the same result as an error; the handler got the same call."""
+    if d.aspect != "call" or "result:isError" not in d.case["tags"]:
+        return False
+    up = d.upstream["response"].get("result") or {}
+    fork = d.fork["response"].get("result") or {}
+    return (
+        d.upstream["received"] == d.fork["received"]
+        and up.get("isError") is False
+        and fork == {**up, "isError": True}
+    )
+
+
 def _consequence(d: Difference) -> bool:
     """A log line that only a call difference already accounted for explains."""
     return d.aspect == "logs" and any(
@@ -503,6 +517,16 @@ ROWS = [
         "(patch `pydantic-input-models`)",
         _model_class,
         "pydantic-input-models",
+    ),
+    Row(
+        "is-error-wire-name",
+        'A handler that returns `"isError": True` (MCP\'s spelling of `"is_error"`)',
+        "ignored: the result is a success, and the model reads the failure as one",
+        "an error result, as with `is_error` (`is_error` wins when both are returned)",
+        "repair: 5 of 21 public repositories' tools return it (patch "
+        "`handler-is-error`)",
+        _is_error_wire_name,
+        "handler-is-error",
     ),
     Row(
         "logs-of-a-repaired-call",

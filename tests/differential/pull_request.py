@@ -1,8 +1,8 @@
 """One upstream-track pull request against pristine + its dependencies.
 
 Run by ``nox -s pull_requests``, which runs ``runner.py`` on the same cases
-with the pull request's tree (pristine + its ``Depends-on`` + it) and with its
-baseline (pristine + its ``Depends-on``)::
+with the pull request's tree (pristine + its ``depends-on`` + it) and with its
+baseline (pristine + its ``depends-on``)::
 
     python -m tests.differential.pull_request CASES BASELINE CANDIDATE SLUG
 

@@ -114,9 +114,7 @@ def can_cancel_requests(server: Server) -> bool:
 
 
 # Fields each tool lists beyond ``Tool`` (2.x strips them), by position.
-_listed_fields: weakref.WeakKeyDictionary[Server, list[tuple[str, dict[str, Any]]]] = (
-    weakref.WeakKeyDictionary()
-)
+_listed_fields: weakref.WeakKeyDictionary[Server, Any] = weakref.WeakKeyDictionary()
 
 
 def listed_fields(server: Server) -> dict[str, dict[str, Any]]:
@@ -210,7 +208,7 @@ def build_tool_server(
     version: str,
     tools: list[Tool],
     run_tool: ToolRunner,
-    listed_fields: list[dict[str, Any]] | None = None,
+    listed: Any = None,
     before_listing: Callable[[], None] | None = None,
 ) -> Server:
     """Build a lowlevel ``Server`` that lists ``tools`` and delegates calls to ``run_tool``.
@@ -218,10 +216,10 @@ def build_tool_server(
     ``run_tool`` owns argument validation, error mapping and content shaping,
     so tool behavior does not depend on either major's defaults. On 1.x that
     means turning off the decorator's own jsonschema validation.
-    ``listed_fields[i]``: fields ``tools[i]`` lists beyond ``Tool``.
+    ``listed[i]``: fields ``tools[i]`` lists beyond ``Tool``.
     ``before_listing`` runs before each ``tools/list`` is answered.
     """
-    fields = listed_fields or [{}] * len(tools)
+    fields = listed or [{}] * len(tools)
     entries = [
         (t.name, copy.deepcopy(f) if f else {})  # most tools list nothing more
         for t, f in zip(tools, fields, strict=True)

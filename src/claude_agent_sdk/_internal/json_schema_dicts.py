@@ -93,7 +93,10 @@ def _is_json(value: Any) -> bool:
     return True
 
 
-# Schemas already logged, kept so that no later dict can reuse one's id.
+# Schemas already logged, kept so that no later dict can reuse one's id while
+# its entry lasts; the oldest go first, so a process defining tools without
+# end holds at most this many (one may then be logged again).
+_WARNED_MAX = 256
 _warned: dict[tuple[str, int], dict[str, Any]] = {}
 
 
@@ -107,6 +110,8 @@ def warn_non_object(tool_name: str, schema: dict[str, Any]) -> None:
     if (tool_name, id(schema)) in _warned:
         return
     _warned[tool_name, id(schema)] = schema
+    if len(_warned) > _WARNED_MAX:
+        del _warned[next(iter(_warned))]
     if is_json_schema(schema):
         became = "it is served as written, and mcp 2.x refuses to list it"
     else:

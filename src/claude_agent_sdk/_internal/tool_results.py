@@ -76,8 +76,9 @@ def tool_result(
     ``result``'s ``is_error`` and structured content, checked with
     ``validator`` unless it is an error result, as in MCP; else
     ``ValueError`` naming the tool and the problem."""
-    payload = {"content": content, "isError": result.get("is_error", False)}
-    structured = result.get("structuredContent", result.get("structured_content"))
+    is_error = result.get("is_error", result.get("isError", False))
+    payload = {"content": content, "isError": is_error}
+    structured = result.get("structuredContent")
     if structured is not None:
         payload["structuredContent"] = structured
     problem = _problem(tool_name, payload, validator)
