@@ -600,13 +600,6 @@ def figures_text(figures: dict[str, Any]) -> str:
     )
 
 
-def readme_summary(figures: dict[str, Any]) -> str:
-    return (
-        f"{figures['cases']:,} cases, {figures['differences']:,} differences, "
-        f"all accounted for by the {figures['rows']} rows"
-    )
-
-
 def read_figures(major: str) -> str:
     from tools.doc_blocks import read_block
 

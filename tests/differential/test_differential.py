@@ -29,7 +29,7 @@ from tools.pins import PYTHONS
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM_PYTHON = os.environ.get("DIFFERENTIAL_UPSTREAM_PYTHON")
 GENERATED = 600
-# Where the session's figures go. docs/differences.md and the README quote
+# Where the session's figures go. docs/differences.md quotes
 # those of the newest Python, whose cells are in the default run.
 FIGURES = ROOT / ".cache" / "differential"
 FIGURES_PYTHON = PYTHONS[-1]
@@ -265,8 +265,7 @@ def test_every_difference_is_a_row_of_the_table(outputs: Outputs) -> None:
     name = f"py{sys.version_info.major}{sys.version_info.minor}-mcp{version('mcp')}"
     (FIGURES / f"{name}.json").write_text(json.dumps(figures, indent=1), "utf-8")
     if f"{sys.version_info.major}.{sys.version_info.minor}" == FIGURES_PYTHON:
-        # The figures the docs (and, for mcp 2.x, the README) quote are this
-        # run's.
+        # The figures docs/differences.md quotes are this run's.
         major = version("mcp").split(".")[0]
         rendered = differences.figures_text(figures)
         if os.environ.get("DIFFERENTIAL_WRITE"):
@@ -275,12 +274,6 @@ def test_every_difference_is_a_row_of_the_table(outputs: Outputs) -> None:
             "docs/differences.md quotes other figures than this run's: "
             f"tools/nox -s 'differential-{FIGURES_PYTHON}(mcp{major})' -- --write"
         )
-        if major == "2":
-            summary = differences.readme_summary(figures)
-            readme = (ROOT / "README.md").read_text("utf-8")
-            assert summary in " ".join(readme.split()), (
-                f"README.md must state the differential figures: {summary!r}"
-            )
 
 
 def test_every_row_of_the_table_is_shown_by_a_case(outputs: Outputs) -> None:

@@ -44,6 +44,16 @@ def _sdk_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     return [r for r in caplog.records if r.name.startswith("claude_agent_sdk")]
 
 
+def _request_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    """The INFO records about requests (the relay's start may log its own)."""
+    return [
+        r
+        for r in caplog.records
+        if r.name == "claude_agent_sdk._internal.relay.evidence"
+        and r.levelno == logging.INFO
+    ]
+
+
 def _no_secret_nor_body(records: list[logging.LogRecord]) -> None:
     for record in records:
         text = record.getMessage()
@@ -128,7 +138,7 @@ async def test_degraded_at_the_caps_the_report_names_the_tools_left_non_strict(
         "caps" in first.not_strict[0][1] and "21 strict tools" in first.not_strict[0][1]
     )
     assert first.betas == (STRUCTURED,)
-    infos = [r for r in _sdk_records(caplog) if r.levelno == logging.INFO]
+    infos = _request_records(caplog)
     # One INFO per request, each naming the tool left without strict and why;
     # the WARNING about the caps comes once.
     assert len(infos) == 2
@@ -326,7 +336,7 @@ async def test_a_platform_request_is_reported_with_its_platform_and_betas(
         "changed",
     )
     assert report.strict_tools == (STRICT,) and report.betas == (VERTEX_EXAMPLES_BETA,)
-    [record] = [r for r in _sdk_records(caplog) if r.levelno == logging.INFO]
+    [record] = _request_records(caplog)
     assert "vertex, base-URL mode" in record.getMessage()
     assert BEARER not in caplog.text
 

@@ -90,6 +90,7 @@ from .._mcp_compat import listed_fields, meta_strict_tools, watch_meta_strict
 from .connections import outbound_pool
 from .evidence import ReportSink, ToolFieldsReport
 from .evidence import ToolFieldsRelayError as ToolFieldsRelayError
+from .network import Failures, NetworkPath, trusted_context
 from .rewrite import StrictServers
 from .server import Acceptor, CliConnection, Forwarder, Live
 from .tls import FIRST_PARTY_HOST, SessionCA
@@ -360,38 +361,14 @@ def is_public_api(url: str) -> bool:
     )
 
 
-def _env_value(env: Mapping[str, str], name: str) -> str:
-    # Lower case wins when both are set, as in curl and urllib.
-    return (env.get(name.lower()) or env.get(name.upper()) or "").strip()
-
-
 def outbound_proxy(upstream: str, env: Mapping[str, str]) -> str | None:
-    """The proxy the outbound leg to ``upstream`` uses, per ``env``.
-
-    ``HTTPS_PROXY`` (or ``HTTP_PROXY`` for an ``http`` upstream), else
-    ``ALL_PROXY``; none when ``NO_PROXY`` names the upstream host. Decided
-    once, from the same environment the CLI would have used, since the relay
-    only ever talks to one upstream.
+    """The proxy the outbound leg to ``upstream`` uses, per ``env``: the
+    one Claude Code would use for that destination (``network.NetworkPath``).
     """
-    setting = _proxy_setting(upstream, env)
-    return None if setting is None else setting[1]
-
-
-def _proxy_setting(upstream: str, env: Mapping[str, str]) -> tuple[str, str] | None:
-    """``outbound_proxy``, with the name of the variable it came from."""
     parts = urllib.parse.urlsplit(upstream)
-    found = None
-    for name in (f"{parts.scheme}_proxy", "all_proxy"):
-        for spelling in (name.lower(), name.upper()):  # lower case wins
-            value = (env.get(spelling) or "").strip()
-            if value:
-                found = (spelling, value)
-                break
-        if found:
-            break
-    if found is None or _bypasses_proxy(parts, _env_value(env, "no_proxy")):
-        return None
-    return found
+    return NetworkPath(env).proxy_for(
+        parts.hostname or "", parts.port or 0, parts.scheme.lower()
+    )
 
 
 def _check_proxy(
@@ -440,47 +417,6 @@ def _bypasses_proxy(url: urllib.parse.SplitResult, no_proxy: str) -> bool:
     return False
 
 
-def _ssl_verify(env: Mapping[str, str]) -> ssl.SSLContext | bool:
-    """Certificate verification for the outbound leg, honouring the CA bundles
-    the CLI's environment names (``SSL_CERT_FILE``/``SSL_CERT_DIR``, and
-    ``NODE_EXTRA_CA_CERTS``, the CLI's own way to trust a gateway's CA).
-
-    A bundle that cannot be loaded (missing, unreadable, not PEM) is what it
-    is to Claude Code: a warning, and the system CAs instead.
-    """
-    cafile = env.get("SSL_CERT_FILE") or None
-    capath = env.get("SSL_CERT_DIR") or None
-    extra = env.get("NODE_EXTRA_CA_CERTS") or None
-    if not (cafile or capath or extra):
-        return True
-    try:
-        context = ssl.create_default_context(cafile=cafile, capath=capath)
-    except (OSError, ssl.SSLError) as error:
-        logger.warning(
-            "tool_fields_relay is ignoring the CAs of SSL_CERT_FILE/SSL_CERT_DIR "
-            "(%s, %s), load failed: %s; using the system CAs",
-            cafile,
-            capath,
-            _reason(error),
-        )
-        context = ssl.create_default_context()
-    if extra:
-        try:
-            context.load_verify_locations(cafile=extra)
-        except (OSError, ssl.SSLError) as error:
-            logger.warning(
-                "tool_fields_relay is ignoring extra certs from NODE_EXTRA_CA_CERTS "
-                "(%s), load failed: %s",
-                extra,
-                _reason(error),
-            )
-    return context
-
-
-def _reason(error: BaseException) -> str:
-    return getattr(error, "strerror", None) or type(error).__name__
-
-
 def point_cli_at(env: MutableMapping[str, str], relay_url: str) -> None:
     """Send the CLI described by ``env`` to the relay at ``relay_url``.
 
@@ -522,12 +458,16 @@ def point_cli_through(
     api = urllib.parse.urlsplit(f"https://{FIRST_PARTY_HOST}")
     entries: list[str] = []
     removed: list[str] = []
-    for name in ("NO_PROXY", "no_proxy"):
-        for entry in (env.get(name) or "").split(","):
-            entry = entry.strip()
-            if not entry or entry in entries or entry in removed:
-                continue
-            (removed if _bypasses_proxy(api, entry) else entries).append(entry)
+    # The list Claude Code's API and MCP connections judge by (``no_proxy``
+    # when set, else ``NO_PROXY``: ``network.NetworkPath``), for both
+    # spellings, so that what it sends direct stays what it was.
+    for entry in NetworkPath(env).no_proxy.replace(",", " ").split():
+        if entry in entries or entry in removed:
+            continue
+        api_entry = _bypasses_proxy(api, entry) or NetworkPath(
+            {"NO_PROXY": entry}
+        ).bypasses(FIRST_PARTY_HOST, 443)
+        (removed if api_entry else entries).append(entry)
     for name in _LOOPBACK_NAMES:
         if name not in entries:
             entries.append(name)
@@ -569,8 +509,17 @@ class ToolFieldsRelay:
         user_extra_ca: str | None = None,
         strict_servers: StrictServers | None = None,
         platform: Any = None,
+        network: NetworkPath | None = None,
+        trust: Mapping[str, str] | None = None,
     ) -> None:
         self.fields_by_name = dict(fields_by_name)
+        # Claude Code's proxy for each destination (``network``); without
+        # it, ``proxy`` for the upstream and, for tunnels, ``proxy`` unless
+        # ``no_proxy`` names the host.
+        self.network = network
+        # The failures to connect: named once, counted; ``failure`` once
+        # the API stays unreachable (``network.Failures``).
+        self.failures = Failures()
         # A ``platforms.Platform``: Bedrock, Vertex AI or Foundry.
         self.platform = platform
         self.strict_servers = strict_servers
@@ -578,6 +527,23 @@ class ToolFieldsRelay:
         _check_proxy(proxy, proxy_setting)
         self._proxy = proxy
         self._verify = verify
+        # What Claude Code trusts, read when the relay starts (on its
+        # thread: loading the CA files takes tens of ms), in place of
+        # ``verify`` (``network.trusted_context``).
+        self._trust = (
+            None
+            if trust is None
+            else {
+                name: trust[name]
+                for name in (
+                    "CLAUDE_CODE_CERT_STORE",
+                    "SSL_CERT_FILE",
+                    "SSL_CERT_DIR",
+                    "NODE_EXTRA_CA_CERTS",
+                )
+                if name in trust
+            }
+        )
         # Proxy mode (``proxy``): the CLI keeps api.anthropic.com as
         # its base URL and reaches it through the relay as its HTTPS proxy.
         self.first_party = first_party
@@ -620,6 +586,24 @@ class ToolFieldsRelay:
         and the caller's own extra certificates); removed at stop."""
         bundle = None if self._ca is None else self._ca.bundle
         return None if bundle is None else str(bundle)
+
+    @property
+    def failure(self) -> ToolFieldsRelayError | None:
+        """Why the relay cannot reach the API, once that has lasted
+        ``network.FATAL_AFTER_S`` with no request getting through (the
+        WARNING's text), else None. Safe to read from any thread."""
+        message = self.failures.fatal()
+        return None if message is None else ToolFieldsRelayError(message)
+
+    async def watch(self, terminate: Callable[[], None], every: float = 0.5) -> None:
+        """Until the relay has a ``failure``, then call ``terminate`` (the
+        SDK ends the CLI, and raises the failure to the caller instead of
+        minutes of the CLI's retries). Run on the caller's loop; cancel it
+        when the CLI is closed."""
+        while self.failures.fatal() is None:
+            await anyio.sleep(every)
+        with contextlib.suppress(OSError):  # it has exited already
+            terminate()
 
     def point_cli(self, env: MutableMapping[str, str]) -> None:
         """Send the CLI described by ``env`` through this (running) relay."""
@@ -685,6 +669,8 @@ class ToolFieldsRelay:
             sock.close()
             raise
         self._socket = sock
+        if self._trust is not None:
+            self._verify = trusted_context(self._trust)
         if self.first_party:
             self._ca = SessionCA(
                 FIRST_PARTY_HOST if self.platform is None else self.platform.proxy_host
@@ -727,19 +713,30 @@ class ToolFieldsRelay:
             from .proxy import ProxyConnection, ProxyMode
 
             no_proxy = self._no_proxy
-            tunnelled = make(
-                None, self.upstream, self.fields_by_name, pool, self.strict_servers
+            network = self.network
+            forwarder = make(
+                None,
+                self.upstream,
+                self.fields_by_name,
+                pool,
+                self.strict_servers,
             )
-            tunnelled.evidence.sink = self._give_report
+            forwarder.evidence.sink = self._give_report
             mode = ProxyMode(
                 self._secret,
-                tunnelled,
+                forwarder,
                 self._ca.server_context,
-                self._proxy,
-                lambda host, port: _bypasses_proxy(
-                    urllib.parse.urlsplit(f"https://{host}:{port}"), no_proxy
-                ),
+                self._proxy if network is None else network.proxy,
+                (
+                    lambda host, port: _bypasses_proxy(
+                        urllib.parse.urlsplit(f"https://{host}:{port}"), no_proxy
+                    )
+                )
+                if network is None
+                else network.bypasses,
             )
+            mode.failures = self.failures
+            mode.proxy_variable = None if network is None else network.variable
             if self.platform is not None:
                 mode.terminated_host = self.platform.proxy_host
             factory = lambda: ProxyConnection(mode, live)  # noqa: E731
@@ -753,6 +750,11 @@ class ToolFieldsRelay:
             )
             forwarder.evidence.sink = self._give_report
             factory = lambda: CliConnection(forwarder, live)  # noqa: E731
+        forwarder.failures = self.failures
+        forwarder.via = (
+            self._proxy,
+            None if self.network is None else self.network.variable,
+        )
         self._stop_requested = asyncio.Event()
         live.acceptor = Acceptor(sock, factory, live)
         self._ready.set()
@@ -824,29 +826,37 @@ def prepare_for_cli(
     if platform is None:
         refuse_unservable_provider(cli_env)
     upstream = resolve_upstream(cli_env) if platform is None else platform.upstream
-    setting = _proxy_setting(upstream, cli_env)
-    proxy = None if setting is None else setting[1]
+    # Claude Code's own proxy for each destination; a URL the relay cannot
+    # use is refused here, naming its variable.
+    network = NetworkPath(cli_env)
+    network.check()
     # Proxy mode when the caller has no base URL of their own (a gateway
     # keeps the base-URL relay), and tunnels can use their proxy: plain http.
     base_url = (cli_env.get("ANTHROPIC_BASE_URL") or "").strip()
     if platform is None and is_public_api(base_url):
         upstream = DEFAULT_UPSTREAM
         base_url = ""
+    target = urllib.parse.urlsplit(upstream)
+    proxy = network.proxy_for(
+        target.hostname or "", target.port or 0, target.scheme.lower()
+    )
     own_base_url = bool(base_url) if platform is None else platform.proxy_host is None
     first_party = not own_base_url and (
-        proxy is None or urllib.parse.urlsplit(proxy).scheme.lower() == "http"
+        network.proxy is None
+        or urllib.parse.urlsplit(network.proxy).scheme.lower() == "http"
     )
     relay = ToolFieldsRelay(
         collect_tool_fields(mcp_servers),
         upstream,
         proxy=proxy,
-        proxy_setting="HTTPS_PROXY" if setting is None else setting[0],
-        verify=_ssl_verify(cli_env),
+        proxy_setting=network.variable or "HTTPS_PROXY",
+        trust=cli_env,
         first_party=first_party,
-        no_proxy=_env_value(cli_env, "no_proxy"),
+        no_proxy=network.no_proxy,
         user_extra_ca=cli_env.get("NODE_EXTRA_CA_CERTS") or None,
         strict_servers=strict_servers_for(strict_mcp_servers, mcp_servers),
         platform=platform,
+        network=network,
     )
     relay.report = report
     return relay
