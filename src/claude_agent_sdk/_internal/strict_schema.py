@@ -75,6 +75,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple
 
+from .plain_schema import known_keyword, nearest_keyword
 from .schema_graph import (
     LOCAL_POINTER,
     MAX_SCHEMA_DEPTH,
@@ -836,6 +837,27 @@ RULES: tuple[Rule, ...] = (
         "{keyword} has a value JSON Schema does not allow here ({found})",
         name="malformed",
     ),  # fmt: skip
+    Rule(
+        (),
+        Served.REFUSED,
+        "'{keyword}' is not a JSON Schema keyword{hint}: a strict schema may "
+        "hold only JSON Schema 2020-12 keywords and x- extensions, so that a "
+        "misspelled keyword is not served as if it were meant",
+        source=JUDGEMENT,
+        why="a key no JSON Schema 2020-12 vocabulary defines (nor the earlier "
+        "drafts' `definitions`, `dependencies`, `additionalItems`, "
+        "`$recursiveRef`, `$recursiveAnchor`) is most often a misspelled one "
+        "(`itmes`, `requried`): served in words, the constraint the author "
+        "meant would reach neither the grammar nor the validator. The error "
+        "names the nearest keyword (\"did you mean 'items'?\"). Other "
+        "vocabularies' words (OpenAPI's `nullable`, `discriminator`, "
+        "`example`) are refused too: write them as JSON Schema, or as an "
+        "`x-` extension",
+        name="unknown keyword",
+        label="a key that is not a JSON Schema keyword (`itmes`, `requried`, "
+        "`nullable`), unless it starts with `x-`",
+        enforced_by="—",
+    ),
     # -- everything else --
     Rule(
         (),
@@ -844,12 +866,14 @@ RULES: tuple[Rule, ...] = (
         "serves it in words)",
         narrows=False,
         source=JUDGEMENT,
-        why="not in the page's list; annotations and keywords JSON Schema does "
-        "not define (`examples`, `deprecated`, `readOnly`, `x-...`, "
-        "`nullable`, `discriminator`, `contentMediaType`) constrain nothing, "
-        "and the page's SDKs write what they do not keep into the description",
+        why="not in the page's list; annotations JSON Schema defines "
+        "(`examples`, `deprecated`, `readOnly`, `writeOnly`, "
+        "`contentMediaType`, `contentEncoding`, `contentSchema`) and the "
+        "extensions the SDK documents (any key starting with `x-`, as "
+        "OpenAPI's vendor extensions) constrain nothing, and the page's SDKs "
+        "write what they do not keep into the description",
         name="everything else",
-        label="any other keyword",
+        label="any other JSON Schema keyword, and `x-` extensions",
         note=': `{examples: ["a"]}`',
         enforced_by="— (they constrain nothing)",
     ),
@@ -876,6 +900,7 @@ for _rule_ in RULES:
 del _rule_, _keyword_
 _NAMED_RULES = {rule.name: rule for rule in RULES if rule.name}
 _OTHER = _NAMED_RULES["everything else"]
+_UNKNOWN = _NAMED_RULES["unknown keyword"]
 _MALFORMED = _NAMED_RULES["malformed"]
 
 
@@ -887,7 +912,13 @@ def rule_for(keyword: str, value: Any) -> Rule:
                 return rule
         elif applies is None or applies(value):
             return rule
-    return _OTHER
+    return _OTHER if known_keyword(keyword) else _UNKNOWN
+
+
+def did_you_mean(keyword: Any) -> str:
+    """`` (did you mean 'items'?)`` for a key near a known keyword, else ``""``."""
+    nearest = nearest_keyword(keyword)
+    return "" if nearest is None else f" (did you mean {nearest!r}?)"
 
 
 def rule_message(name: str, **fields: Any) -> str:
@@ -2063,6 +2094,8 @@ class _Builder:
     ) -> None:
         where = pointer(at)
         fields.setdefault("found", _found(value))
+        if rule is _UNKNOWN:
+            fields.setdefault("hint", did_you_mean(keyword))
         if rule.served_as is Served.DESCRIBED and keyword == "pattern":
             findings = regex_findings(value) if isinstance(value, str) else []
             messages = [
@@ -2337,6 +2370,71 @@ def find_limit_violations(
     return exceeded
 
 
+_CAPS = (
+    ("strict tools", STRICT_TOOL_LIMIT),
+    ("optional parameters", OPTIONAL_PARAMETER_LIMIT),
+    ("union-typed parameters", UNION_PARAMETER_LIMIT),
+)
+
+
+def select_within_limits(
+    fixed: Iterable[tuple[int, int]],
+    candidates: Iterable[tuple[str, tuple[int, int]]],
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """Which ``candidates`` stay strict under all three caps at once.
+
+    ``fixed`` are the ``(optional, union-typed)`` parameter counts
+    (``count_parameters``) of tools strict whatever is chosen; ``candidates``
+    are ``(name, counts)`` in the order they are preferred. Each candidate,
+    in that order, is kept if it fits with ``fixed`` and those kept before
+    it, and is skipped otherwise, the rest still considered: a tool too wide
+    for the caps never makes the ones after it non-strict, no tool left out
+    would fit beside those kept, and the same tools give the same answer.
+    Returns the names kept, and each skipped one with the first cap (in
+    ``strict tools``, ``optional parameters``, ``union-typed parameters``
+    order) it would have gone over.
+    """
+    totals = [0, 0, 0]
+    for optional, unions in fixed:
+        totals[0] += 1
+        totals[1] += optional
+        totals[2] += unions
+    kept: list[str] = []
+    skipped: list[tuple[str, str]] = []
+    for name, (optional, unions) in candidates:
+        adds = (1, optional, unions)
+        over = next(
+            (
+                cap
+                for (cap, maximum), total, add in zip(_CAPS, totals, adds, strict=True)
+                if add and total + add > maximum
+            ),
+            None,
+        )
+        if over is None:
+            kept.append(name)
+            for i, add in enumerate(adds):
+                totals[i] += add
+        else:
+            skipped.append((name, over))
+    return kept, skipped
+
+
+def count_parameters(schema: Any) -> tuple[int, int]:
+    """The optional and union-typed parameters one served schema adds to a
+    request, as ``find_limit_violations`` counts them."""
+    return _count_parameters(schema)
+
+
+def smallest_change(strict_tools: Iterable[tuple[str, Any]]) -> str:
+    """What would bring ``(tool name, served schema)`` pairs under the caps,
+    keeping the declared order (``select_within_limits``): the tools to make
+    non-strict, each with the cap it goes over."""
+    tools = [(name, count_parameters(schema)) for name, schema in strict_tools]
+    _, skipped = select_within_limits((), tools)
+    return ", ".join(f"{name} ({cap})" for name, cap in skipped)
+
+
 # Strict tools of each server built by create_sdk_mcp_server, keyed by the
 # server instance that ends up in McpSdkServerConfig, so that the caps can be
 # checked across every server handed to one query without changing the config
@@ -2378,7 +2476,7 @@ def check_request_limits(mcp_servers: object) -> None:
         )
     exceeded = find_limit_violations(tools)
     if exceeded:
-        raise ValueError(format_limits("this query's SDK MCP servers", exceeded))
+        raise ValueError(format_limits("this query's SDK MCP servers", exceeded, tools))
 
 
 def format_violations(tool_name: str, violations: list[StrictViolation]) -> str:
@@ -2391,11 +2489,25 @@ def format_violations(tool_name: str, violations: list[StrictViolation]) -> str:
     )
 
 
-def format_limits(servers: str, exceeded: list[StrictLimitExceeded]) -> str:
-    """The message of the error that refuses servers whose tools go over a cap."""
+def format_limits(
+    servers: str,
+    exceeded: list[StrictLimitExceeded],
+    strict_tools: Iterable[tuple[str, Any]] = (),
+) -> str:
+    """The message of the error that refuses servers whose tools go over a
+    cap, with the smallest change that fits when ``strict_tools`` (the
+    ``(name, served schema)`` pairs counted) are given."""
+    change = smallest_change(strict_tools)
     return (
         f"The strict tools of {servers} go over strict mode's per-request "
-        "limits:\n" + "\n".join(f"  - {limit}" for limit in exceeded)
+        "limits:\n"
+        + "\n".join(f"  - {limit}" for limit in exceeded)
+        + (
+            "\nKeeping the declared order, every other tool fits if these are "
+            f"made non-strict (strict=False): {change}"
+            if change
+            else ""
+        )
     )
 
 
@@ -2490,5 +2602,7 @@ def check_server_limits(
     strict_tools = [(t.name, schemas[t.name]) for t in tools if t.strict is True]
     exceeded = find_limit_violations(strict_tools)
     if exceeded:
-        raise ValueError(format_limits(f"SDK MCP server '{server_name}'", exceeded))
+        raise ValueError(
+            format_limits(f"SDK MCP server '{server_name}'", exceeded, strict_tools)
+        )
     remember_strict_tools(server, strict_tools)
