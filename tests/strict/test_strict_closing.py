@@ -126,7 +126,11 @@ async def test_a_discriminated_union_tool_answers_its_calls() -> None:
     ("schema", "pointer"),
     [
         (
-            {"type": "object", "properties": {"a": {}}, "unevaluatedProperties": True},
+            {
+                "type": "object",
+                "properties": {"a": {"type": "string"}},
+                "unevaluatedProperties": True,
+            },
             "#/unevaluatedProperties",
         ),
         (
@@ -178,23 +182,29 @@ def test_unevaluated_items_are_served_in_words_and_enforced() -> None:
 
 
 def test_a_negation_is_served_in_words_and_enforced_as_written() -> None:
+    # A property that is only a negation (any value but ...) has no type and
+    # is refused (issue 42); on a typed object, the negation is words to the
+    # model and enforced at call time.
+    negated = {"type": "object", "properties": {"x": {"type": "integer"}}}
+    untyped = {"type": "object", "properties": {"a": {"not": negated}}}
+    assert [v.path for v in strict_schemas(untyped).violations] == ["#/properties/a"]
     schema = {
         "type": "object",
-        "properties": {"a": {"not": {"type": "object", "properties": {"x": {}}}}},
+        "properties": {
+            "a": {
+                "type": "object",
+                "properties": {"y": {"type": "integer"}},
+                "not": {**negated, "required": ["x"]},
+            }
+        },
     }
     forms = strict_schemas(schema)
     assert forms.violations == []
-    assert forms.served["properties"]["a"] == {
-        "description": '{not: {"type": "object", "properties": {"x": {}}}}'
-    }
-    # The object under not is not closed in the enforced form: closing it
-    # would let more through.
-    assert forms.enforced["properties"]["a"]["not"] == {
-        "type": "object",
-        "properties": {"x": {}},
-    }
-    assert _valid(forms.served, {"a": {"y": 1}})
-    assert not _valid(forms.enforced, {"a": {"y": 1}})
+    served = forms.served["properties"]["a"]
+    assert "not" not in served and served["description"].startswith("{not: ")
+    assert _valid(forms.served, {"a": {"x": 1}})
+    assert not _valid(forms.enforced, {"a": {"x": 1}})
+    assert _valid(forms.enforced, {"a": {"y": 1}})
 
 
 # --- the property -------------------------------------------------------------

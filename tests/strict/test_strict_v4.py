@@ -248,3 +248,58 @@ def test_a_server_over_a_cap_is_refused_naming_the_smallest_change() -> None:
     assert "52 optional parameters" in message
     assert "made non-strict (strict=False): t1 (optional parameters)" in message
     assert "t0 (" not in message.split("non-strict")[-1]
+
+
+# -- 4. only typed subschemas -------------------------------------------------
+
+
+@strict_patch
+@pytest.mark.parametrize(
+    ("where", "subschema"),
+    [
+        ("property", {}),
+        ("property", {"description": "any value"}),
+        ("property", True),
+        ("property", {"anyOf": [{"type": "string"}, {"description": "x"}]}),
+        ("items", {}),
+        ("items", {"description": "each term"}),
+    ],
+)
+def test_an_untyped_subschema_is_refused_and_reported(
+    where: str, subschema: Any
+) -> None:
+    if where == "items":
+        schema = terms_tool(terms={"type": "array", "items": subschema})
+        pointer = "#/properties/terms/items"
+    else:
+        schema = terms_tool()
+        schema["properties"]["extra"] = subschema
+        pointer = "#/properties/extra"
+    violations = strict_schemas(schema).violations
+    assert [v.path for v in violations] == [pointer]
+    assert "accepts any JSON value" in violations[0].rule
+    assert pointer in [v.path for v in find_strict_violations(schema)]
+    with pytest.raises(ValueError, match="accepts any JSON value"):
+        tool("search", "Search", schema, strict=True)(handler)
+
+
+@strict_patch
+def test_typed_unions_and_closing_declarations_pass() -> None:
+    schema = terms_tool()
+    schema["properties"]["note"] = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    forms = strict_schemas(schema)
+    assert forms.violations == []
+    assert find_strict_violations(forms.served) == []
+
+
+@strict_patch
+def test_an_allof_reference_to_a_boolean_schema_is_written_out() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"allOf": [{"$ref": "#/$defs/A"}]}},
+        "$defs": {"A": False},
+    }
+    forms = strict_schemas(schema)
+    assert forms.violations == []
+    assert forms.served["properties"]["a"] == {"allOf": [False]}
+    assert find_strict_violations(forms.served) == []

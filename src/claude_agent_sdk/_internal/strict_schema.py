@@ -840,6 +840,26 @@ RULES: tuple[Rule, ...] = (
     Rule(
         (),
         Served.REFUSED,
+        "{what} accepts any JSON value (it has no type, enum, const, anyOf or "
+        "$ref); strict mode compiles only typed schemas: give it a type (a "
+        "list of types for several)",
+        source=JUDGEMENT,
+        why="the page's supported features are typed schemas, and any value "
+        "includes free-form objects and arrays, which strict mode cannot "
+        "compile (objects must have `additionalProperties: false`); the "
+        "Anthropic Python SDK's `transform_schema` refuses such a schema too. "
+        "`find_strict_violations` reports it; a bare `{}` in a closed "
+        "object's `properties` is the SDK's own declaration of a name "
+        "(the closing rows above) and is not reported",
+        name="untyped",
+        label="a property or `items` schema with no `type`, `enum`, `const`, "
+        '`anyOf`/`oneOf`/`allOf` or `$ref` (`{}`, `{"description": "..."}`, '
+        "`true`)",
+        enforced_by="—",
+    ),
+    Rule(
+        (),
+        Served.REFUSED,
         "'{keyword}' is not a JSON Schema keyword{hint}: a strict schema may "
         "hold only JSON Schema 2020-12 keywords and x- extensions, so that a "
         "misspelled keyword is not served as if it were meant",
@@ -901,6 +921,7 @@ del _rule_, _keyword_
 _NAMED_RULES = {rule.name: rule for rule in RULES if rule.name}
 _OTHER = _NAMED_RULES["everything else"]
 _UNKNOWN = _NAMED_RULES["unknown keyword"]
+_UNTYPED = _NAMED_RULES["untyped"]
 _MALFORMED = _NAMED_RULES["malformed"]
 
 
@@ -913,6 +934,32 @@ def rule_for(keyword: str, value: Any) -> Rule:
         elif applies is None or applies(value):
             return rule
     return _OTHER if known_keyword(keyword) else _UNKNOWN
+
+
+_TYPING = ("type", "enum", "const", "$ref")
+
+
+def _untyped(value: Any, depth: int = 0) -> bool:
+    """Whether a schema admits any JSON value by saying nothing of its type:
+    ``true``, or an object without ``type``, ``enum``, ``const`` or ``$ref``
+    whose ``anyOf``/``oneOf`` branches are not all typed and whose ``allOf``
+    has no typed branch."""
+    if value is True:
+        return True
+    if type(value) is not dict or any(key in value for key in _TYPING):
+        return False
+    if depth > _SHALLOW:
+        return False  # the depth checks report it
+    for key in ("anyOf", "oneOf"):
+        branches = value.get(key)
+        if type(branches) is list and branches:
+            if not any(_untyped(branch, depth + 1) for branch in branches):
+                return False
+    branches = value.get("allOf")
+    if type(branches) is list:
+        if any(not _untyped(branch, depth + 1) for branch in branches):
+            return False
+    return True
 
 
 def did_you_mean(keyword: Any) -> str:
@@ -2024,7 +2071,10 @@ class _Builder:
                     )
                     copies[name] = self.closed
                 served[key], closed[key] = properties, copies
+                self._check_typed(schema, value, path)
                 continue
+            if served_as is _KEPT and key == "items" and _untyped(value):
+                self.violation((*path, key), _UNTYPED, "", what="items")
             if kind is dict and served_as is _KEPT and key == "items":
                 served[key] = child(value, (*path, key), value, inner)
                 closed[key] = self.closed
@@ -2147,6 +2197,7 @@ class _Builder:
                         name: node(sub, (*path, key, name))
                         for name, sub in value.items()
                     }
+                    self._check_typed(schema, value, path)
                 else:
                     out[key] = self._kept(key, value, path)
             elif as_is:
@@ -2216,8 +2267,22 @@ class _Builder:
         out["properties"] = properties
         out["additionalProperties"] = False
 
+    def _check_typed(
+        self, schema: dict[str, Any], properties: dict[str, Any], path: Path
+    ) -> None:
+        """Report each property schema that admits any value (``_untyped``);
+        judged as it stands, a bare ``{}`` in a closed object is the closing's
+        declaration of a name and passes."""
+        closed = self.as_is and schema.get("additionalProperties") is False
+        for name, sub in properties.items():
+            if _untyped(sub) and not (closed and sub == {}):
+                where = f"property {name!r}"
+                self.violation((*path, "properties", name), _UNTYPED, "", what=where)
+
     def _kept(self, key: str, value: Any, path: Path) -> Any:
         if key == "items":
+            if _untyped(value):
+                self.violation((*path, key), _UNTYPED, "", what="items")
             return self.node(value, (*path, key))
         if key == "anyOf":
             return [self.node(sub, (*path, key, i)) for i, sub in enumerate(value)]
@@ -2265,6 +2330,26 @@ class _Builder:
     def _all_of(self, branch: Any, path: Path) -> Any:
         """An ``allOf`` branch; one that is a ``$ref`` is written out."""
         reference = self._refs.get(path)
+        if (
+            not self.as_is
+            and isinstance(branch, dict)
+            and reference is not None
+            and reference.problem is None
+            and reference.target is None
+            and self.graph is not None
+        ):
+            # A reference to a boolean schema: written out as that boolean.
+            _, resolved = follow(self.graph.document, reference.ref)
+            if isinstance(resolved, bool):
+                rest = {key: value for key, value in branch.items() if key != "$ref"}
+                if resolved and _untyped(rest):
+                    self.violation(path, _UNTYPED, "", what="the schema")
+                if not rest:
+                    return resolved
+                beside = self.node(rest, path)
+                if isinstance(beside, dict):
+                    beside.setdefault("allOf", []).append(resolved)
+                return beside
         if (
             self.as_is
             or not isinstance(branch, dict)
