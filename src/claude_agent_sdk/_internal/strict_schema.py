@@ -936,7 +936,7 @@ def rule_for(keyword: str, value: Any) -> Rule:
     return _OTHER if known_keyword(keyword) else _UNKNOWN
 
 
-_TYPING = ("type", "enum", "const", "$ref")
+_TYPING_KEYS = frozenset({"type", "enum", "const", "$ref"})
 
 
 def _untyped(value: Any, depth: int = 0) -> bool:
@@ -944,22 +944,25 @@ def _untyped(value: Any, depth: int = 0) -> bool:
     ``true``, or an object without ``type``, ``enum``, ``const`` or ``$ref``
     whose ``anyOf``/``oneOf`` branches are not all typed and whose ``allOf``
     has no typed branch."""
-    if value is True:
-        return True
-    if type(value) is not dict or any(key in value for key in _TYPING):
+    if type(value) is not dict:
+        return value is True
+    if not _TYPING_KEYS.isdisjoint(value):
         return False
     if depth > _SHALLOW:
         return False  # the depth checks report it
     for key in ("anyOf", "oneOf"):
         branches = value.get(key)
-        if type(branches) is list and branches:
-            if not any(_untyped(branch, depth + 1) for branch in branches):
-                return False
-    branches = value.get("allOf")
-    if type(branches) is list:
-        if any(not _untyped(branch, depth + 1) for branch in branches):
+        if (
+            type(branches) is list
+            and branches
+            and not any(_untyped(branch, depth + 1) for branch in branches)
+        ):
             return False
-    return True
+    branches = value.get("allOf")
+    return not (
+        type(branches) is list
+        and any(not _untyped(branch, depth + 1) for branch in branches)
+    )
 
 
 def did_you_mean(keyword: Any) -> str:
@@ -2066,16 +2069,17 @@ class _Builder:
                 properties: dict[str, Any] = {}
                 copies: dict[str, Any] = {}
                 for name, sub in value.items():
+                    if type(sub) is not dict or _TYPING_KEYS.isdisjoint(sub):
+                        self._check_typed(schema, {name: sub}, path)
                     properties[_name(name)] = child(
                         sub, (*path, key, name), sub, inner + 1
                     )
                     copies[name] = self.closed
                 served[key], closed[key] = properties, copies
-                self._check_typed(schema, value, path)
                 continue
-            if served_as is _KEPT and key == "items" and _untyped(value):
-                self.violation((*path, key), _UNTYPED, "", what="items")
             if kind is dict and served_as is _KEPT and key == "items":
+                if _TYPING_KEYS.isdisjoint(value) and _untyped(value):
+                    self.violation((*path, key), _UNTYPED, "", what="items")
                 served[key] = child(value, (*path, key), value, inner)
                 closed[key] = self.closed
                 continue
@@ -2099,6 +2103,8 @@ class _Builder:
                 continue
             if kind is list and (key == "prefixItems" or key == "items"):
                 raise _NeedsGraphError  # a tuple: served on the graph path
+            if value is True and key == "items":
+                self.violation((*path, key), _UNTYPED, "", what="items")
             copy = _closed_value(key, value, group, inner)
             closed[key] = copy
             if served_as is _KEPT:
@@ -2273,9 +2279,12 @@ class _Builder:
         """Report each property schema that admits any value (``_untyped``);
         judged as it stands, a bare ``{}`` in a closed object is the closing's
         declaration of a name and passes."""
-        closed = self.as_is and schema.get("additionalProperties") is False
         for name, sub in properties.items():
-            if _untyped(sub) and not (closed and sub == {}):
+            if type(sub) is dict and not _TYPING_KEYS.isdisjoint(sub):
+                continue  # most
+            if _untyped(sub) and not (
+                sub == {} and self.as_is and schema.get("additionalProperties") is False
+            ):
                 where = f"property {name!r}"
                 self.violation((*path, "properties", name), _UNTYPED, "", what=where)
 
