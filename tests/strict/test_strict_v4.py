@@ -115,7 +115,7 @@ def test_x_extensions_and_json_schema_annotations_are_served_in_words() -> None:
     assert "examples" not in forms.served["properties"]["mode"]
 
 
-@strict_patch
+@pytest.mark.requires_patch("json-schema-from-types")
 def test_a_shorthand_typo_is_not_served_as_three_string_parameters() -> None:
     schema = {
         "type": "object",
