@@ -2068,14 +2068,19 @@ class _Builder:
             if kind is dict and served_as is _KEPT and key == "properties":
                 properties: dict[str, Any] = {}
                 copies: dict[str, Any] = {}
+                untyped: dict[str, Any] | None = None
                 for name, sub in value.items():
                     if type(sub) is not dict or _TYPING_KEYS.isdisjoint(sub):
-                        self._check_typed(schema, {name: sub}, path)
+                        if untyped is None:
+                            untyped = {}
+                        untyped[name] = sub
                     properties[_name(name)] = child(
                         sub, (*path, key, name), sub, inner + 1
                     )
                     copies[name] = self.closed
                 served[key], closed[key] = properties, copies
+                if untyped:  # after the children, as the graph's build reports
+                    self._check_typed(schema, untyped, path)
                 continue
             if kind is dict and served_as is _KEPT and key == "items":
                 if _TYPING_KEYS.isdisjoint(value) and _untyped(value):
