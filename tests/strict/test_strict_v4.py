@@ -4,8 +4,9 @@ keep every tool that fits.
 Each test fails on the tree before this change: a misspelled keyword was
 served in words (so the constraint it meant reached neither the grammar nor
 the validator), a shorthand dict that is JSON Schema with a typo became a
-strict tool of string parameters, and at the caps one over-wide tool made
-every tool after it non-strict.
+strict tool of string parameters, at the caps one over-wide tool made
+every tool after it non-strict, and each union branch was closed over its
+siblings' names, declared as ``{}`` optional parameters the caps count.
 """
 
 from __future__ import annotations
@@ -248,6 +249,91 @@ def test_a_server_over_a_cap_is_refused_naming_the_smallest_change() -> None:
     assert "52 optional parameters" in message
     assert "made non-strict (strict=False): t1 (optional parameters)" in message
     assert "t0 (" not in message.split("non-strict")[-1]
+
+
+# -- 3. closing that adds no optional parameters ------------------------------
+
+
+def _bare_declarations(schema: Any) -> list[str]:
+    """Names declared as ``{}`` (any value) anywhere in ``schema``."""
+    found: list[str] = []
+    stack = [schema]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            properties = value.get("properties")
+            if isinstance(properties, dict):
+                found.extend(n for n, sub in properties.items() if sub == {})
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return found
+
+
+def _union_tool(kinds: str, per_branch: int) -> dict[str, Any]:
+    """A tool whose one required parameter is a union of object branches,
+    each with a discriminating ``kind`` and its own optional parameters."""
+    branches = [
+        {
+            "type": "object",
+            "properties": {
+                "kind": {"const": kind},
+                **{f"{kind}{i}": {"type": "string"} for i in range(per_branch)},
+            },
+            "required": ["kind"],
+        }
+        for kind in kinds
+    ]
+    return {
+        "type": "object",
+        "properties": {"target": {"anyOf": branches}},
+        "required": ["target"],
+    }
+
+
+@strict_patch
+def test_closing_a_union_adds_no_optional_parameters() -> None:
+    from claude_agent_sdk._internal.strict_schema import count_parameters
+
+    schema = _union_tool("abcd", 6)
+    forms = strict_schemas(schema)
+    assert forms.violations == []
+    assert count_parameters(schema) == (24, 1)  # the author's: at the cap
+    assert count_parameters(forms.served) == count_parameters(schema)
+    assert _bare_declarations(forms.served) == []
+    for branch in forms.served["properties"]["target"]["anyOf"]:
+        assert branch["additionalProperties"] is False
+        kind = branch["properties"]["kind"]["const"]
+        assert set(branch["properties"]) == {"kind", *(f"{kind}{i}" for i in range(6))}
+
+
+@strict_patch
+@pytest.mark.parametrize("union", ["anyOf", "oneOf"])
+def test_a_tool_of_22_optional_parameters_in_union_branches_is_served_strict(
+    union: str,
+) -> None:
+    """The issue's shape: 22 optional parameters in two branches, under the
+    cap as written; closed over siblings' names it was served with 44 and
+    refused. Served strict now, by the SDK and by the relay."""
+    from claude_agent_sdk._internal.strict_schema import count_parameters
+
+    schema = _union_tool("ab", 11)
+    if union == "oneOf":
+        target = schema["properties"]["target"]
+        target["oneOf"] = target.pop("anyOf")
+    served = strict_schemas(schema).served
+    assert count_parameters(served) == (22, 1)
+    assert _bare_declarations(served) == []
+    defined = tool("fetch", "Fetch", schema, strict=True)(handler)
+    create_sdk_mcp_server("wide", tools=[defined])  # not refused over a cap
+    name = "mcp__ext__fetch"
+    rewrite = rewrite_body(
+        _body((name, schema)), {}, StrictServers(frozenset({"ext"}), ("ext",))
+    )
+    assert rewrite.over_caps == []
+    (sent,) = json.loads(rewrite.body)["tools"]
+    assert sent.get("strict") is True
+    assert count_parameters(sent["input_schema"]) == (22, 1)
 
 
 # -- 4. only typed subschemas -------------------------------------------------

@@ -412,8 +412,11 @@ RULES: tuple[Rule, ...] = (
         "name declared for it: its own `properties` and those of its "
         "`anyOf`/`oneOf`/`allOf` branches, a `$ref` beside `properties`, "
         "`if`/`then`/`else` and `dependentSchemas` (a name it lacks is added "
-        'as `{}`). Schemas generated from a dict (`{"a": str}`) or a '
-        "TypedDict are closed too",
+        "as `{}`). An `anyOf`/`oneOf` branch is served closed over its own "
+        "names and those of the object it is a branch of, never its "
+        "siblings' (an input mixing names only different branches declare "
+        "is not served; the enforced form keeps them). Schemas generated "
+        'from a dict (`{"a": str}`) or a TypedDict are closed too',
         enforced_by="the grammar, and the validator (an undeclared key is an error)",
     ),
     Rule(
@@ -1389,9 +1392,39 @@ class _NeedsGraphError(Exception):
     """Raised by the copying build where the schema needs the graph."""
 
 
-def _group_names(schema: Any) -> set[str]:
-    """Names declared for the instance of ``schema`` by it and its
-    ``allOf``/``anyOf``/``oneOf`` branches (the group, without references)."""
+_UNIONS = frozenset({"anyOf", "oneOf"})
+_ALL_OF = frozenset({"allOf"})
+
+
+class _Branch(NamedTuple):
+    """The served group of a union (``anyOf``/``oneOf``) branch in the
+    copying build: the branch, the names its parent declares
+    (``inherited``), and the group the enforced copy is closed over
+    (``outer``: the instance position's, siblings' names included)."""
+
+    schema: Any
+    inherited: frozenset[str]
+    outer: Any
+
+
+def _outer(group: Any) -> Any:
+    """The group the enforced copy of a member of ``group`` is closed over."""
+    return group.outer if type(group) is _Branch else group
+
+
+def _group_names(group: Any) -> set[str]:
+    """Names declared for the instance of ``group`` by it and its
+    ``allOf``/``anyOf``/``oneOf`` branches (without references); for a
+    union branch's served group (``_Branch``), with the names its parent
+    declares, never those only a sibling branch declares."""
+    if type(group) is _Branch:
+        return _declared_under(group.schema, _IN_PLACE_LISTS) | group.inherited
+    return _declared_under(group, _IN_PLACE_LISTS)
+
+
+def _declared_under(schema: Any, keywords: frozenset[str]) -> set[str]:
+    """Names declared for the instance of ``schema`` by it and (recursively)
+    the branches of its ``keywords``."""
     names: set[str] = set()
     stack = [schema]
     while stack:
@@ -1408,11 +1441,22 @@ def _group_names(schema: Any) -> set[str]:
             names.update(
                 _declared_names({"dependentRequired": value["dependentRequired"]})
             )
-        for keyword in _IN_PLACE_LISTS:
+        for keyword in keywords:
             branches = value.get(keyword)
             if type(branches) is list:
                 stack.extend(branches)
     return names
+
+
+def _branch_group(group: Any, branch: Any) -> _Branch:
+    """The served group of ``branch``, a union branch of a member of
+    ``group``: it inherits the names its parent declares (through ``allOf``,
+    and what the parent inherits), not those of the parent's other union
+    branches."""
+    if type(group) is _Branch:
+        inherited = group.inherited | _declared_under(group.schema, _ALL_OF)
+        return _Branch(branch, inherited, group.outer)
+    return _Branch(branch, frozenset(_declared_under(group, _ALL_OF)), group)
 
 
 def _close_node(schema: dict[str, Any], group: Any, depth: int) -> dict[str, Any]:
@@ -1683,11 +1727,18 @@ class _SchemaIndex:
 
 
 def _group_names_of(graph: SchemaGraph) -> dict[Path, set[str]]:
-    """For each position, the names declared for its instance: those of the
-    positions joined to it by in-place subschemas (``allOf``/``anyOf``/
-    ``oneOf``, ``if``/``then``/``else``, ``not``, ``dependentSchemas``) and
-    references, the groups of ``_SchemaIndex`` joined where they share a
-    schema (one union-find over the graph, as those groups are)."""
+    """For each position, the names a served object there is closed over.
+
+    Positions joined by in-place subschemas other than a union's branches
+    (``allOf``, ``if``/``then``/``else``, ``not``, ``dependentSchemas``) and
+    by references form one group (one union-find over the graph, joined
+    where they share a schema). A group's names are those its members
+    declare and those declared in the groups of its ``anyOf``/``oneOf``
+    branches (recursively), plus, for a union branch's group, the names its
+    parent group declares and inherits: never the names only a sibling
+    branch declares. (The enforced form is closed over siblings' names too:
+    ``_SchemaIndex``.)
+    """
     parent: dict[Path, Path] = {}
 
     def find(path: Path) -> Path:
@@ -1707,6 +1758,7 @@ def _group_names_of(graph: SchemaGraph) -> dict[Path, set[str]]:
     nodes = graph.nodes
     targets = graph.targets
     declared: list[tuple[Path, list[str]]] = []
+    unions: list[tuple[Path, Path]] = []
     for path, value in nodes.items():
         if type(value) is not dict:
             continue
@@ -1717,17 +1769,48 @@ def _group_names_of(graph: SchemaGraph) -> dict[Path, set[str]]:
         for key, sub in value.items():
             if key in _IN_PLACE_LISTS:
                 if type(sub) is list:
+                    union = key in _UNIONS
                     for i in range(len(sub)):
-                        join(path, (*path, key, i))
+                        if not union:
+                            join(path, (*path, key, i))
+                        elif (*path, key, i) in nodes:
+                            unions.append((path, (*path, key, i)))
             elif key in _IN_PLACE:
                 join(path, (*path, key))
             elif key in _IN_PLACE_MAPS and type(sub) is dict:
                 for name, dependency in sub.items():
                     if type(dependency) is not list:
                         join(path, (*path, key, name))
-    names: dict[Path, set[str]] = {}
+    own: dict[Path, set[str]] = {}
     for path, found in declared:
-        names.setdefault(find(path), set()).update(found)
+        own.setdefault(find(path), set()).update(found)
+    edges = {
+        (holder, branch)
+        for holder, branch in ((find(h), find(b)) for h, b in unions)
+        if holder != branch
+    }
+    down = {root: set(names) for root, names in own.items()}
+    up: dict[Path, set[str]] = {}
+    changed = bool(edges)
+    while changed:  # the sets only grow: a fixed point, cycles included
+        changed = False
+        for holder, branch in edges:
+            below = down.get(branch)
+            if below:
+                above = down.setdefault(holder, set())
+                if not below <= above:
+                    above |= below
+                    changed = True
+            inherited = own.get(holder, set()) | up.get(holder, set())
+            if inherited:
+                mine = up.setdefault(branch, set())
+                if not inherited <= mine:
+                    mine |= inherited
+                    changed = True
+    names = {
+        root: down.get(root, set()) | up.get(root, set())
+        for root in down.keys() | up.keys()
+    }
     return {path: names[root] for path in nodes if (root := find(path)) in names}
 
 
@@ -2095,8 +2178,10 @@ class _Builder:
             ):
                 branches: list[Any] = []
                 copies_: list[Any] = []
+                union = key != "allOf"
                 for i, branch in enumerate(value):
-                    branches.append(child(branch, (*path, key, i), group, inner + 1))
+                    scope = _branch_group(group, branch) if union else group
+                    branches.append(child(branch, (*path, key, i), scope, inner + 1))
                     copies_.append(self.closed)
                 closed[key] = copies_
                 if key != "oneOf":
@@ -2110,7 +2195,7 @@ class _Builder:
                 raise _NeedsGraphError  # a tuple: served on the graph path
             if value is True and key == "items":
                 self.violation((*path, key), _UNTYPED, "", what="items")
-            copy = _closed_value(key, value, group, inner)
+            copy = _closed_value(key, value, _outer(group), inner)
             closed[key] = copy
             if served_as is _KEPT:
                 served[key] = copy
@@ -2131,16 +2216,18 @@ class _Builder:
         if extra_all_of:
             served.setdefault("allOf", []).extend(extra_all_of)
         if "additionalProperties" not in closed and _is_object_schema(closed):
-            _close_copy(closed, group, depth)
-            if "additionalProperties" in closed:
-                names = closed["properties"]
+            _close_copy(closed, _outer(group), depth)
+            # Served, a union branch is closed over its own names and its
+            # parent's, not its siblings' (``_group_names``).
+            names = _group_names(group)
+            if names or "properties" in closed or not depth:
                 properties = served.get("properties", {})
-                for name in names:
-                    if name not in properties:
+                if type(properties) is dict:
+                    for name in sorted(names - properties.keys()):
                         properties[name] = {}
-                served["properties"] = properties
-                served["additionalProperties"] = False
-            elif "properties" not in closed and depth:
+                    served["properties"] = properties
+                    served["additionalProperties"] = False
+            else:
                 self.violation(path, _NAMED_RULES["no properties"], "")
         if words:
             words.sort(key=lambda word: _WORDS_ORDER.get(word[0], len(_WORDS_ORDER)))
