@@ -1474,7 +1474,8 @@ def _close_node(schema: dict[str, Any], group: Any, depth: int) -> dict[str, Any
     return out
 
 
-def _close_copy(out: dict[str, Any], group: Any, depth: int) -> None:
+def _close_copy(out: dict[str, Any], group: Any, depth: int) -> set[str] | None:
+    """Close ``out`` over the names of ``group``; the names, if computed."""
     if "additionalProperties" not in out and _is_object_schema(out):
         names = _group_names(group)
         if names or "properties" in out or not depth:
@@ -1484,6 +1485,8 @@ def _close_copy(out: dict[str, Any], group: Any, depth: int) -> None:
                     properties[name] = {}
                 out["properties"] = properties
                 out["additionalProperties"] = False
+        return names
+    return None
 
 
 def _closed_value(key: str, value: Any, group: Any, depth: int) -> Any:
@@ -2216,10 +2219,11 @@ class _Builder:
         if extra_all_of:
             served.setdefault("allOf", []).extend(extra_all_of)
         if "additionalProperties" not in closed and _is_object_schema(closed):
-            _close_copy(closed, _outer(group), depth)
+            names = _close_copy(closed, _outer(group), depth)
             # Served, a union branch is closed over its own names and its
             # parent's, not its siblings' (``_group_names``).
-            names = _group_names(group)
+            if names is None or type(group) is _Branch:
+                names = _group_names(group)
             if names or "properties" in closed or not depth:
                 properties = served.get("properties", {})
                 if type(properties) is dict:
