@@ -336,6 +336,25 @@ def test_a_tool_of_22_optional_parameters_in_union_branches_is_served_strict(
     assert count_parameters(sent["input_schema"]) == (22, 1)
 
 
+@strict_patch
+def test_an_object_holding_a_union_declares_each_branch_name_once() -> None:
+    """At the root (which must be closed), the branches' names are declared
+    once, by the root; no branch declares a sibling's names (67 optional
+    parameters before, for 22 written)."""
+    from claude_agent_sdk._internal.strict_schema import count_parameters
+
+    target = _union_tool("ab", 11)["properties"]["target"]
+    schema = {"type": "object", "oneOf": target["anyOf"]}
+    served = strict_schemas(schema).served
+    assert sorted(_bare_declarations(served)) == sorted(
+        ["kind", *(f"{k}{i}" for k in "ab" for i in range(11))]
+    )
+    for branch in served["anyOf"]:
+        kind = branch["properties"]["kind"]["const"]
+        assert set(branch["properties"]) == {"kind", *(f"{kind}{i}" for i in range(11))}
+    assert count_parameters(served) == (45, 1)
+
+
 # -- 4. only typed subschemas -------------------------------------------------
 
 
