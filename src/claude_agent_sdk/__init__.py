@@ -91,6 +91,7 @@ from ._internal.transport import Transport
 from ._internal.type_schema import (
     field_schema,
     more_schema,
+    refuse_json_values_in_shorthand,
     type_to_schema,
     typeddict_hints,
     typeddict_to_schema,
@@ -728,6 +729,8 @@ def _build_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
         warn_non_object(tool_def.name, tool_def.input_schema)
         if is_json_schema(tool_def.input_schema):
             return object_schema(tool_def.input_schema)
+        if tool_def.strict is True:
+            refuse_json_values_in_shorthand(tool_def.name, tool_def.input_schema)
         properties = {
             param_name: (
                 type_to_schema(

@@ -759,6 +759,22 @@ def named_cases() -> list[dict[str, Any]]:
             [{"q": "x"}],
         ),
         _tool_case(
+            "misspelled-keyword",
+            ["schema:json"],
+            "",
+            py(
+                {
+                    "type": "object",
+                    "properties": {
+                        "mode": {"type": "string", "enum": ["any", "all"]},
+                        "terms": {"type": "array", "itmes": {"type": "string"}},
+                    },
+                    "requried": ["mode"],
+                }
+            ),
+            [{"mode": "any", "terms": ["a", 1]}, {}],
+        ),
+        _tool_case(
             "uncompilable-pattern",
             ["schema:json"],
             "",

@@ -453,6 +453,19 @@ ROWS = [
         "schema-checks",
     ),
     Row(
+        "misspelled-keyword-notice",
+        "A key in a schema that is one or two edits from a JSON Schema keyword "
+        "(`itmes`, `requried`)",
+        "served as written; the key constrains nothing",
+        "the same, plus one notice per tool (at the server's first "
+        "`tools/list` or `tools/call`) naming the first such key, its JSON "
+        "Pointer and the keyword it is near; a tool with `strict=True` is "
+        "refused for any key that is not a keyword",
+        "hazard made visible (patch `strict-schema-checks`)",
+        _notice(r"Tool '[^']*': input_schema: #[^:]*: '[^']*' is not a JSON"),
+        "strict-schema-checks",
+    ),
+    Row(
         "too-deep-notice",
         "A schema nested deeper than 128 levels",
         "served as written: mcp cannot serialize it, so the server's "

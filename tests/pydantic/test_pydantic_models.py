@@ -639,7 +639,9 @@ def test_strict_model_tools_count_towards_the_caps() -> None:
     assert str(refused.value) == (
         "The strict tools of SDK MCP server 'srv' go over strict mode's per-request "
         "limits:\n  - 25 optional parameters, over strict mode's limit of 24 per "
-        "request: search (4), t0 (10), t1 (11)"
+        "request: search (4), t0 (10), t1 (11)\nKeeping the declared order, every "
+        "other tool fits if these are made non-strict (strict=False): t1 "
+        "(optional parameters)"
     )
 
 
@@ -662,6 +664,8 @@ async def test_strict_model_tools_count_across_the_servers_of_one_query() -> Non
         "The strict tools of this query's SDK MCP servers go over strict mode's "
         "per-request limits:\n  - 25 optional parameters, over strict mode's limit "
         "of 24 per request: mcp__a__t10 (10), mcp__a__t11 (11), mcp__b__search (4)"
+        "\nKeeping the declared order, every other tool fits if these are made "
+        "non-strict (strict=False): mcp__b__search (optional parameters)"
     )
 
 

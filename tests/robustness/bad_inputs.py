@@ -273,6 +273,45 @@ CASES = [
         ValueError,
     ),
     Case(
+        "strict-misspelled-keyword",
+        STRICT,
+        "strict tool with a misspelled keyword (`itmes`)",
+        define(
+            {
+                "type": "object",
+                "properties": {"terms": {"type": "array", "itmes": {"type": "string"}}},
+                "required": ["terms"],
+            },
+            strict=True,
+        ),
+        ValueError,
+    ),
+    Case(
+        "strict-shorthand-json-values",
+        "json-schema-from-types",
+        "strict tool whose dict is JSON Schema with a typo (`proprties`), read "
+        "as shorthand",
+        define(
+            {
+                "type": "object",
+                "proprties": {"q": {"type": "string"}},
+                "required": ["q"],
+            },
+            strict=True,
+        ),
+        ValueError,
+    ),
+    Case(
+        "strict-untyped",
+        STRICT,
+        "strict tool with a property that accepts any value (`{}`)",
+        define(
+            {"type": "object", "properties": {"q": {"description": "anything"}}},
+            strict=True,
+        ),
+        ValueError,
+    ),
+    Case(
         "strict-open-object",
         STRICT,
         "strict tool with `additionalProperties: true`",

@@ -52,11 +52,11 @@ json_objects = st.dictionaries(st.text(max_size=8), json_values, max_size=4)
 tool_names = st.from_regex(r"\A[A-Za-z0-9_-]{1,64}\Z", fullmatch=True)
 field_names = st.text(min_size=1, max_size=16).filter(lambda k: k not in RESERVED)
 OPEN_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
-# Strict mode wants closed objects: a strict tool's examples carry any JSON
-# under one declared property.
+# Strict mode wants closed objects and typed schemas: a strict tool's examples
+# carry any JSON, as text, under one declared property.
 CLOSED_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"v": {}},
+    "properties": {"v": {"type": "string"}},
     "required": ["v"],
     "additionalProperties": False,
 }
@@ -93,7 +93,7 @@ async def test_declared_fields_are_served_json_equal(
     schema = OPEN_SCHEMA
     if strict and examples is not None:
         schema = CLOSED_SCHEMA
-        examples = [{"v": example} for example in examples]
+        examples = [{"v": json.dumps(example)} for example in examples]
     elif strict:
         schema = CLOSED_SCHEMA
     definition = tool(

@@ -2,10 +2,12 @@
 
 For a ``strict=True`` tool, an input valid against the author's schema that
 uses only property names declared for each object it contains (in
-``properties`` or in any subschema applied to the same instance: ``anyOf``/
-``oneOf``/``allOf`` branches, a ``$ref`` beside ``properties``,
-``if``/``then``/``else``, ``dependentSchemas``) must be valid against the
-served schema, or the tool must be refused when it is defined. The served
+``properties`` or in any subschema applied to the same instance: ``allOf``
+branches, a ``$ref`` beside ``properties``, ``if``/``then``/``else``,
+``dependentSchemas``; for an ``anyOf``/``oneOf`` branch, the names of the
+branch it is matched against and of its parent, never a sibling's) must be
+valid against the served schema, or the tool must be refused when it is
+defined. The served
 schema may admit more (``not``, conditionals and ``oneOf``'s exclusivity are
 served in words): what it admits beyond the author's schema, the enforced
 schema refuses, since closing never lets through an input the author's
@@ -77,7 +79,7 @@ ALL_OF: dict[str, Any] = {
 CASES: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {
     "discriminated-oneOf": (
         DISCRIMINATED,
-        [{"kind": "a", "x": 1}, {"kind": "b", "y": "s"}, {"kind": "a", "y": "s"}],
+        [{"kind": "a", "x": 1}, {"kind": "b", "y": "s"}],
     ),
     "discriminated-anyOf": (
         {**DISCRIMINATED, "oneOf": None, "anyOf": DISCRIMINATED["oneOf"]},
@@ -126,7 +128,11 @@ async def test_a_discriminated_union_tool_answers_its_calls() -> None:
     ("schema", "pointer"),
     [
         (
-            {"type": "object", "properties": {"a": {}}, "unevaluatedProperties": True},
+            {
+                "type": "object",
+                "properties": {"a": {"type": "string"}},
+                "unevaluatedProperties": True,
+            },
             "#/unevaluatedProperties",
         ),
         (
@@ -178,23 +184,29 @@ def test_unevaluated_items_are_served_in_words_and_enforced() -> None:
 
 
 def test_a_negation_is_served_in_words_and_enforced_as_written() -> None:
+    # A property that is only a negation (any value but ...) has no type and
+    # is refused (issue 42); on a typed object, the negation is words to the
+    # model and enforced at call time.
+    negated = {"type": "object", "properties": {"x": {"type": "integer"}}}
+    untyped = {"type": "object", "properties": {"a": {"not": negated}}}
+    assert [v.path for v in strict_schemas(untyped).violations] == ["#/properties/a"]
     schema = {
         "type": "object",
-        "properties": {"a": {"not": {"type": "object", "properties": {"x": {}}}}},
+        "properties": {
+            "a": {
+                "type": "object",
+                "properties": {"y": {"type": "integer"}},
+                "not": {**negated, "required": ["x"]},
+            }
+        },
     }
     forms = strict_schemas(schema)
     assert forms.violations == []
-    assert forms.served["properties"]["a"] == {
-        "description": '{not: {"type": "object", "properties": {"x": {}}}}'
-    }
-    # The object under not is not closed in the enforced form: closing it
-    # would let more through.
-    assert forms.enforced["properties"]["a"]["not"] == {
-        "type": "object",
-        "properties": {"x": {}},
-    }
-    assert _valid(forms.served, {"a": {"y": 1}})
-    assert not _valid(forms.enforced, {"a": {"y": 1}})
+    served = forms.served["properties"]["a"]
+    assert "not" not in served and served["description"].startswith("{not: ")
+    assert _valid(forms.served, {"a": {"x": 1}})
+    assert not _valid(forms.enforced, {"a": {"x": 1}})
+    assert _valid(forms.enforced, {"a": {"y": 1}})
 
 
 # --- the property -------------------------------------------------------------
@@ -350,3 +362,20 @@ def test_the_property_is_not_vacuous() -> None:
         return not violations and any(k in schema for k in ("oneOf", "anyOf", "$ref"))
 
     find(schemas(), served_union, settings=settings(max_examples=2000, database=None))
+
+
+def test_a_union_branch_is_served_closed_over_its_own_and_its_parents_names() -> None:
+    """Issue 42, item 3: an input mixing names that only different branches
+    declare is not served (the served contract); the enforced form, closed
+    over every name declared for the object, still accepts it as the
+    author's schema does."""
+    forms = strict_schemas(DISCRIMINATED)
+    assert forms.violations == []
+    served, enforced = forms.served, forms.enforced
+    branches = served["anyOf"]
+    assert [set(b["properties"]) for b in branches] == [{"kind", "x"}, {"kind", "y"}]
+    assert all(b["additionalProperties"] is False for b in branches)
+    mixed = {"kind": "a", "y": "s"}  # y: declared by the other branch only
+    assert _valid(DISCRIMINATED, mixed)
+    assert not _valid(served, mixed)
+    assert _valid(enforced, mixed)

@@ -166,7 +166,7 @@ NARROWING = [
         '{not: {"minimum": 5}}',
     ),
     (
-        {"if": {"maximum": 3}, "then": {"type": "integer"}},
+        {"type": "number", "if": {"maximum": 3}, "then": {"type": "integer"}},
         2.5,
         "(at v: type",
         '{if: {"maximum": 3}, then: {"type": "integer"}}',

@@ -34,6 +34,77 @@ PLAIN_DIALECTS = frozenset(
 )  # fmt: skip
 
 
+# Every keyword a JSON Schema 2020-12 vocabulary defines (core, applicator,
+# unevaluated, validation, meta-data, format annotation, content), and those
+# of earlier drafts strict mode's rules name. With the ``x-`` extensions (the
+# annotations the SDK documents, docs/strict-mode.md), nothing else is a
+# keyword: in a strict schema another key is refused as a likely typo.
+JSON_SCHEMA_KEYWORDS = frozenset(
+    {
+        "$schema", "$id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor",
+        "$vocabulary", "$comment", "$defs", "prefixItems", "items", "contains",
+        "additionalProperties", "properties", "patternProperties",
+        "dependentSchemas", "propertyNames", "if", "then", "else", "allOf", "anyOf",
+        "oneOf", "not", "unevaluatedItems", "unevaluatedProperties", "type",
+        "const", "enum", "multipleOf", "maximum", "exclusiveMaximum", "minimum",
+        "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems",
+        "minItems", "uniqueItems", "maxContains", "minContains", "maxProperties",
+        "minProperties", "required", "dependentRequired", "title", "description",
+        "default", "deprecated", "readOnly", "writeOnly", "examples", "format",
+        "contentEncoding", "contentMediaType", "contentSchema", "definitions",
+        "dependencies", "additionalItems", "$recursiveRef", "$recursiveAnchor",
+    }
+)  # fmt: skip
+EXTENSION_PREFIX = "x-"
+"""Keys starting with it are annotations (OpenAPI's vendor extensions)."""
+
+
+def known_keyword(key: Any) -> bool:
+    """Whether ``key`` is a JSON Schema keyword or an ``x-`` extension."""
+    return key in JSON_SCHEMA_KEYWORDS or (
+        isinstance(key, str) and key.startswith(EXTENSION_PREFIX)
+    )
+
+
+def _distance(a: str, b: str, limit: int) -> int:
+    """Edits (insertion, deletion, substitution, swap of neighbours) from
+    ``a`` to ``b``, or ``limit + 1`` when there are more than ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        row = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                row[j] = min(row[j], previous2[j - 2] + 1)
+        if min(row) > limit:
+            return limit + 1
+        previous2, previous = previous, row
+    return previous[-1]
+
+
+def nearest_keyword(key: Any) -> str | None:
+    """The known keyword ``key`` is one or two edits from (one for a key of
+    four characters or fewer, so that short names are not all "typos"),
+    the first in alphabetical order among the nearest; None if none is."""
+    if not isinstance(key, str) or known_keyword(key) or not key:
+        return None
+    limit = 1 if len(key) <= 4 else 2
+    best: tuple[int, str] | None = None
+    for keyword in JSON_SCHEMA_KEYWORDS:
+        found = _distance(key, keyword, limit)
+        if found <= limit and (best is None or (found, keyword) < best):
+            best = (found, keyword)
+    if best is None:  # a case slip: "AnyOf", "maxlength"
+        folded = key.casefold()
+        for keyword in sorted(JSON_SCHEMA_KEYWORDS):
+            if keyword.casefold() == folded:
+                return keyword
+    return None if best is None else best[1]
+
+
 _SIMPLE_TYPES = frozenset(
     {"array", "boolean", "integer", "null", "number", "object", "string"}
 )
@@ -114,6 +185,8 @@ def plainly_valid(schema: Any, *, clean: bool = False) -> bool:
             if kind is None:
                 if key.startswith("$"):
                     return False  # the full check decides
+                if clean and key not in JSON_SCHEMA_KEYWORDS and nearest_keyword(key):
+                    return False  # a likely typo: the full check notices it
                 if clean and not _plain_data(item, inner, deepest):
                     return False  # default, const, annotations
             elif kind == _SCHEMA_MAP:

@@ -51,7 +51,7 @@ from urllib.parse import urljoin, urlsplit
 import jsonschema
 
 from .notices import notice_logger
-from .plain_schema import plainly_valid
+from .plain_schema import JSON_SCHEMA_KEYWORDS, nearest_keyword, plainly_valid
 from .schema_graph import (
     MAX_SCHEMA_DEPTH,
     MAX_SCHEMA_POSITIONS,
@@ -219,6 +219,20 @@ def find_schema_problems(
     for path, value in graph.nodes.items():
         if not isinstance(value, dict):
             continue
+        for key in value:
+            if key not in JSON_SCHEMA_KEYWORDS:
+                nearest = nearest_keyword(key)
+                if nearest is not None:
+                    problems.append(
+                        SchemaProblem(
+                            pointer((*path, key)),
+                            key,
+                            f"{key!r} is not a JSON Schema keyword (did you mean "
+                            f"{nearest!r}?), so it constrains nothing",
+                            hard=False,
+                            kind="typo",
+                        )
+                    )
         if "pattern" in value:
             problem = _regex_problem(value["pattern"], strict)
             if problem is not None:
@@ -373,8 +387,20 @@ def check_input_schema(
         if len(_CLEAN_SCHEMAS) >= _VALID_SCHEMAS_MAX:
             _CLEAN_SCHEMAS.clear()
         _CLEAN_SCHEMAS[(dumped, written, strict)] = None
+    typos = [p for p in problems if p.kind == "typo"]
+    problems = [p for p in problems if p.kind != "typo"]
     hard = [p for p in problems if p.hard]
     soft = [p for p in problems if not p.hard]
+    if typos and not strict:
+        # A likely misspelling, served as written (a strict schema refuses
+        # it in strict mode's rules): one notice per tool, its first one.
+        logger.warning(
+            "%s: %s: %s; the tool is served as written (a tool with "
+            "strict=True is refused for it)",
+            where,
+            typos[0].at,
+            typos[0].message,
+        )
     if hard and opted_in:
         raise SchemaCheckError(
             f"{where} refers outside itself:\n"

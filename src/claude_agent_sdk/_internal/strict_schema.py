@@ -75,6 +75,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple
 
+from .plain_schema import known_keyword, nearest_keyword
 from .schema_graph import (
     LOCAL_POINTER,
     MAX_SCHEMA_DEPTH,
@@ -411,8 +412,11 @@ RULES: tuple[Rule, ...] = (
         "name declared for it: its own `properties` and those of its "
         "`anyOf`/`oneOf`/`allOf` branches, a `$ref` beside `properties`, "
         "`if`/`then`/`else` and `dependentSchemas` (a name it lacks is added "
-        'as `{}`). Schemas generated from a dict (`{"a": str}`) or a '
-        "TypedDict are closed too",
+        "as `{}`). An `anyOf`/`oneOf` branch is served closed over its own "
+        "names and those of the object it is a branch of, never its "
+        "siblings' (an input mixing names only different branches declare "
+        "is not served; the enforced form keeps them). Schemas generated "
+        'from a dict (`{"a": str}`) or a TypedDict are closed too',
         enforced_by="the grammar, and the validator (an undeclared key is an error)",
     ),
     Rule(
@@ -836,6 +840,47 @@ RULES: tuple[Rule, ...] = (
         "{keyword} has a value JSON Schema does not allow here ({found})",
         name="malformed",
     ),  # fmt: skip
+    Rule(
+        (),
+        Served.REFUSED,
+        "{what} accepts any JSON value (it has no type, enum, const, anyOf or "
+        "$ref); strict mode compiles only typed schemas: give it a type (a "
+        "list of types for several)",
+        source=JUDGEMENT,
+        why="the page's supported features are typed schemas, and any value "
+        "includes free-form objects and arrays, which strict mode cannot "
+        "compile (objects must have `additionalProperties: false`); the "
+        "Anthropic Python SDK's `transform_schema` refuses such a schema too. "
+        "`find_strict_violations` reports it; a bare `{}` in a closed "
+        "object's `properties` is the SDK's own declaration of a name "
+        "(the closing rows above) and is not reported",
+        name="untyped",
+        label="a property or `items` schema with no `type`, `enum`, `const`, "
+        '`anyOf`/`oneOf`/`allOf` or `$ref` (`{}`, `{"description": "..."}`, '
+        "`true`)",
+        enforced_by="—",
+    ),
+    Rule(
+        (),
+        Served.REFUSED,
+        "'{keyword}' is not a JSON Schema keyword{hint}: a strict schema may "
+        "hold only JSON Schema 2020-12 keywords and x- extensions, so that a "
+        "misspelled keyword is not served as if it were meant",
+        source=JUDGEMENT,
+        why="a key no JSON Schema 2020-12 vocabulary defines (nor the earlier "
+        "drafts' `definitions`, `dependencies`, `additionalItems`, "
+        "`$recursiveRef`, `$recursiveAnchor`) is most often a misspelled one "
+        "(`itmes`, `requried`): served in words, the constraint the author "
+        "meant would reach neither the grammar nor the validator. The error "
+        "names the nearest keyword (\"did you mean 'items'?\"). Other "
+        "vocabularies' words (OpenAPI's `nullable`, `discriminator`, "
+        "`example`) are refused too: write them as JSON Schema, or as an "
+        "`x-` extension",
+        name="unknown keyword",
+        label="a key that is not a JSON Schema keyword (`itmes`, `requried`, "
+        "`nullable`), unless it starts with `x-`",
+        enforced_by="—",
+    ),
     # -- everything else --
     Rule(
         (),
@@ -844,12 +889,14 @@ RULES: tuple[Rule, ...] = (
         "serves it in words)",
         narrows=False,
         source=JUDGEMENT,
-        why="not in the page's list; annotations and keywords JSON Schema does "
-        "not define (`examples`, `deprecated`, `readOnly`, `x-...`, "
-        "`nullable`, `discriminator`, `contentMediaType`) constrain nothing, "
-        "and the page's SDKs write what they do not keep into the description",
+        why="not in the page's list; annotations JSON Schema defines "
+        "(`examples`, `deprecated`, `readOnly`, `writeOnly`, "
+        "`contentMediaType`, `contentEncoding`, `contentSchema`) and the "
+        "extensions the SDK documents (any key starting with `x-`, as "
+        "OpenAPI's vendor extensions) constrain nothing, and the page's SDKs "
+        "write what they do not keep into the description",
         name="everything else",
-        label="any other keyword",
+        label="any other JSON Schema keyword, and `x-` extensions",
         note=': `{examples: ["a"]}`',
         enforced_by="— (they constrain nothing)",
     ),
@@ -876,6 +923,8 @@ for _rule_ in RULES:
 del _rule_, _keyword_
 _NAMED_RULES = {rule.name: rule for rule in RULES if rule.name}
 _OTHER = _NAMED_RULES["everything else"]
+_UNKNOWN = _NAMED_RULES["unknown keyword"]
+_UNTYPED = _NAMED_RULES["untyped"]
 _MALFORMED = _NAMED_RULES["malformed"]
 
 
@@ -887,7 +936,42 @@ def rule_for(keyword: str, value: Any) -> Rule:
                 return rule
         elif applies is None or applies(value):
             return rule
-    return _OTHER
+    return _OTHER if known_keyword(keyword) else _UNKNOWN
+
+
+_TYPING_KEYS = frozenset({"type", "enum", "const", "$ref"})
+
+
+def _untyped(value: Any, depth: int = 0) -> bool:
+    """Whether a schema admits any JSON value by saying nothing of its type:
+    ``true``, or an object without ``type``, ``enum``, ``const`` or ``$ref``
+    whose ``anyOf``/``oneOf`` branches are not all typed and whose ``allOf``
+    has no typed branch."""
+    if type(value) is not dict:
+        return value is True
+    if not _TYPING_KEYS.isdisjoint(value):
+        return False
+    if depth > _SHALLOW:
+        return False  # the depth checks report it
+    for key in ("anyOf", "oneOf"):
+        branches = value.get(key)
+        if (
+            type(branches) is list
+            and branches
+            and not any(_untyped(branch, depth + 1) for branch in branches)
+        ):
+            return False
+    branches = value.get("allOf")
+    return not (
+        type(branches) is list
+        and any(not _untyped(branch, depth + 1) for branch in branches)
+    )
+
+
+def did_you_mean(keyword: Any) -> str:
+    """`` (did you mean 'items'?)`` for a key near a known keyword, else ``""``."""
+    nearest = nearest_keyword(keyword)
+    return "" if nearest is None else f" (did you mean {nearest!r}?)"
 
 
 def rule_message(name: str, **fields: Any) -> str:
@@ -1308,9 +1392,39 @@ class _NeedsGraphError(Exception):
     """Raised by the copying build where the schema needs the graph."""
 
 
-def _group_names(schema: Any) -> set[str]:
-    """Names declared for the instance of ``schema`` by it and its
-    ``allOf``/``anyOf``/``oneOf`` branches (the group, without references)."""
+_UNIONS = frozenset({"anyOf", "oneOf"})
+_ALL_OF = frozenset({"allOf"})
+
+
+class _Branch(NamedTuple):
+    """The served group of a union (``anyOf``/``oneOf``) branch in the
+    copying build: the branch, the names its parent declares
+    (``inherited``), and the group the enforced copy is closed over
+    (``outer``: the instance position's, siblings' names included)."""
+
+    schema: Any
+    inherited: frozenset[str]
+    outer: Any
+
+
+def _outer(group: Any) -> Any:
+    """The group the enforced copy of a member of ``group`` is closed over."""
+    return group.outer if type(group) is _Branch else group
+
+
+def _group_names(group: Any) -> set[str]:
+    """Names declared for the instance of ``group`` by it and its
+    ``allOf``/``anyOf``/``oneOf`` branches (without references); for a
+    union branch's served group (``_Branch``), with the names its parent
+    declares, never those only a sibling branch declares."""
+    if type(group) is _Branch:
+        return _declared_under(group.schema, _IN_PLACE_LISTS) | group.inherited
+    return _declared_under(group, _IN_PLACE_LISTS)
+
+
+def _declared_under(schema: Any, keywords: frozenset[str]) -> set[str]:
+    """Names declared for the instance of ``schema`` by it and (recursively)
+    the branches of its ``keywords``."""
     names: set[str] = set()
     stack = [schema]
     while stack:
@@ -1327,11 +1441,22 @@ def _group_names(schema: Any) -> set[str]:
             names.update(
                 _declared_names({"dependentRequired": value["dependentRequired"]})
             )
-        for keyword in _IN_PLACE_LISTS:
+        for keyword in keywords:
             branches = value.get(keyword)
             if type(branches) is list:
                 stack.extend(branches)
     return names
+
+
+def _branch_group(group: Any, branch: Any) -> _Branch:
+    """The served group of ``branch``, a union branch of a member of
+    ``group``: it inherits the names its parent declares (through ``allOf``,
+    and what the parent inherits), not those of the parent's other union
+    branches."""
+    if type(group) is _Branch:
+        inherited = group.inherited | _declared_under(group.schema, _ALL_OF)
+        return _Branch(branch, inherited, group.outer)
+    return _Branch(branch, frozenset(_declared_under(group, _ALL_OF)), group)
 
 
 def _close_node(schema: dict[str, Any], group: Any, depth: int) -> dict[str, Any]:
@@ -1349,7 +1474,8 @@ def _close_node(schema: dict[str, Any], group: Any, depth: int) -> dict[str, Any
     return out
 
 
-def _close_copy(out: dict[str, Any], group: Any, depth: int) -> None:
+def _close_copy(out: dict[str, Any], group: Any, depth: int) -> set[str] | None:
+    """Close ``out`` over the names of ``group``; the names, if computed."""
     if "additionalProperties" not in out and _is_object_schema(out):
         names = _group_names(group)
         if names or "properties" in out or not depth:
@@ -1359,6 +1485,8 @@ def _close_copy(out: dict[str, Any], group: Any, depth: int) -> None:
                     properties[name] = {}
                 out["properties"] = properties
                 out["additionalProperties"] = False
+        return names
+    return None
 
 
 def _closed_value(key: str, value: Any, group: Any, depth: int) -> Any:
@@ -1602,11 +1730,18 @@ class _SchemaIndex:
 
 
 def _group_names_of(graph: SchemaGraph) -> dict[Path, set[str]]:
-    """For each position, the names declared for its instance: those of the
-    positions joined to it by in-place subschemas (``allOf``/``anyOf``/
-    ``oneOf``, ``if``/``then``/``else``, ``not``, ``dependentSchemas``) and
-    references, the groups of ``_SchemaIndex`` joined where they share a
-    schema (one union-find over the graph, as those groups are)."""
+    """For each position, the names a served object there is closed over.
+
+    Positions joined by in-place subschemas other than a union's branches
+    (``allOf``, ``if``/``then``/``else``, ``not``, ``dependentSchemas``) and
+    by references form one group (one union-find over the graph, joined
+    where they share a schema). A group's names are those its members
+    declare and those declared in the groups of its ``anyOf``/``oneOf``
+    branches (recursively), plus, for a union branch's group, the names its
+    parent group declares and inherits: never the names only a sibling
+    branch declares. (The enforced form is closed over siblings' names too:
+    ``_SchemaIndex``.)
+    """
     parent: dict[Path, Path] = {}
 
     def find(path: Path) -> Path:
@@ -1626,6 +1761,7 @@ def _group_names_of(graph: SchemaGraph) -> dict[Path, set[str]]:
     nodes = graph.nodes
     targets = graph.targets
     declared: list[tuple[Path, list[str]]] = []
+    unions: list[tuple[Path, Path]] = []
     for path, value in nodes.items():
         if type(value) is not dict:
             continue
@@ -1636,17 +1772,48 @@ def _group_names_of(graph: SchemaGraph) -> dict[Path, set[str]]:
         for key, sub in value.items():
             if key in _IN_PLACE_LISTS:
                 if type(sub) is list:
+                    union = key in _UNIONS
                     for i in range(len(sub)):
-                        join(path, (*path, key, i))
+                        if not union:
+                            join(path, (*path, key, i))
+                        elif (*path, key, i) in nodes:
+                            unions.append((path, (*path, key, i)))
             elif key in _IN_PLACE:
                 join(path, (*path, key))
             elif key in _IN_PLACE_MAPS and type(sub) is dict:
                 for name, dependency in sub.items():
                     if type(dependency) is not list:
                         join(path, (*path, key, name))
-    names: dict[Path, set[str]] = {}
+    own: dict[Path, set[str]] = {}
     for path, found in declared:
-        names.setdefault(find(path), set()).update(found)
+        own.setdefault(find(path), set()).update(found)
+    edges = {
+        (holder, branch)
+        for holder, branch in ((find(h), find(b)) for h, b in unions)
+        if holder != branch
+    }
+    down = {root: set(names) for root, names in own.items()}
+    up: dict[Path, set[str]] = {}
+    changed = bool(edges)
+    while changed:  # the sets only grow: a fixed point, cycles included
+        changed = False
+        for holder, branch in edges:
+            below = down.get(branch)
+            if below:
+                above = down.setdefault(holder, set())
+                if not below <= above:
+                    above |= below
+                    changed = True
+            inherited = own.get(holder, set()) | up.get(holder, set())
+            if inherited:
+                mine = up.setdefault(branch, set())
+                if not inherited <= mine:
+                    mine |= inherited
+                    changed = True
+    names = {
+        root: down.get(root, set()) | up.get(root, set())
+        for root in down.keys() | up.keys()
+    }
     return {path: names[root] for path in nodes if (root := find(path)) in names}
 
 
@@ -1987,14 +2154,23 @@ class _Builder:
             if kind is dict and served_as is _KEPT and key == "properties":
                 properties: dict[str, Any] = {}
                 copies: dict[str, Any] = {}
+                untyped: dict[str, Any] | None = None
                 for name, sub in value.items():
+                    if type(sub) is not dict or _TYPING_KEYS.isdisjoint(sub):
+                        if untyped is None:
+                            untyped = {}
+                        untyped[name] = sub
                     properties[_name(name)] = child(
                         sub, (*path, key, name), sub, inner + 1
                     )
                     copies[name] = self.closed
                 served[key], closed[key] = properties, copies
+                if untyped:  # after the children, as the graph's build reports
+                    self._check_typed(schema, untyped, path)
                 continue
             if kind is dict and served_as is _KEPT and key == "items":
+                if _TYPING_KEYS.isdisjoint(value) and _untyped(value):
+                    self.violation((*path, key), _UNTYPED, "", what="items")
                 served[key] = child(value, (*path, key), value, inner)
                 closed[key] = self.closed
                 continue
@@ -2005,8 +2181,10 @@ class _Builder:
             ):
                 branches: list[Any] = []
                 copies_: list[Any] = []
+                union = key != "allOf"
                 for i, branch in enumerate(value):
-                    branches.append(child(branch, (*path, key, i), group, inner + 1))
+                    scope = _branch_group(group, branch) if union else group
+                    branches.append(child(branch, (*path, key, i), scope, inner + 1))
                     copies_.append(self.closed)
                 closed[key] = copies_
                 if key != "oneOf":
@@ -2018,7 +2196,9 @@ class _Builder:
                 continue
             if kind is list and (key == "prefixItems" or key == "items"):
                 raise _NeedsGraphError  # a tuple: served on the graph path
-            copy = _closed_value(key, value, group, inner)
+            if value is True and key == "items":
+                self.violation((*path, key), _UNTYPED, "", what="items")
+            copy = _closed_value(key, value, _outer(group), inner)
             closed[key] = copy
             if served_as is _KEPT:
                 served[key] = copy
@@ -2039,16 +2219,19 @@ class _Builder:
         if extra_all_of:
             served.setdefault("allOf", []).extend(extra_all_of)
         if "additionalProperties" not in closed and _is_object_schema(closed):
-            _close_copy(closed, group, depth)
-            if "additionalProperties" in closed:
-                names = closed["properties"]
+            names = _close_copy(closed, _outer(group), depth)
+            # Served, a union branch is closed over its own names and its
+            # parent's, not its siblings' (``_group_names``).
+            if names is None or type(group) is _Branch:
+                names = _group_names(group)
+            if names or "properties" in closed or not depth:
                 properties = served.get("properties", {})
-                for name in names:
-                    if name not in properties:
+                if type(properties) is dict:
+                    for name in sorted(names - properties.keys()):
                         properties[name] = {}
-                served["properties"] = properties
-                served["additionalProperties"] = False
-            elif "properties" not in closed and depth:
+                    served["properties"] = properties
+                    served["additionalProperties"] = False
+            else:
                 self.violation(path, _NAMED_RULES["no properties"], "")
         if words:
             words.sort(key=lambda word: _WORDS_ORDER.get(word[0], len(_WORDS_ORDER)))
@@ -2063,6 +2246,8 @@ class _Builder:
     ) -> None:
         where = pointer(at)
         fields.setdefault("found", _found(value))
+        if rule is _UNKNOWN:
+            fields.setdefault("hint", did_you_mean(keyword))
         if rule.served_as is Served.DESCRIBED and keyword == "pattern":
             findings = regex_findings(value) if isinstance(value, str) else []
             messages = [
@@ -2114,6 +2299,7 @@ class _Builder:
                         name: node(sub, (*path, key, name))
                         for name, sub in value.items()
                     }
+                    self._check_typed(schema, value, path)
                 else:
                     out[key] = self._kept(key, value, path)
             elif as_is:
@@ -2183,8 +2369,25 @@ class _Builder:
         out["properties"] = properties
         out["additionalProperties"] = False
 
+    def _check_typed(
+        self, schema: dict[str, Any], properties: dict[str, Any], path: Path
+    ) -> None:
+        """Report each property schema that admits any value (``_untyped``);
+        judged as it stands, a bare ``{}`` in a closed object is the closing's
+        declaration of a name and passes."""
+        for name, sub in properties.items():
+            if type(sub) is dict and not _TYPING_KEYS.isdisjoint(sub):
+                continue  # most
+            if _untyped(sub) and not (
+                sub == {} and self.as_is and schema.get("additionalProperties") is False
+            ):
+                where = f"property {name!r}"
+                self.violation((*path, "properties", name), _UNTYPED, "", what=where)
+
     def _kept(self, key: str, value: Any, path: Path) -> Any:
         if key == "items":
+            if _untyped(value):
+                self.violation((*path, key), _UNTYPED, "", what="items")
             return self.node(value, (*path, key))
         if key == "anyOf":
             return [self.node(sub, (*path, key, i)) for i, sub in enumerate(value)]
@@ -2232,6 +2435,26 @@ class _Builder:
     def _all_of(self, branch: Any, path: Path) -> Any:
         """An ``allOf`` branch; one that is a ``$ref`` is written out."""
         reference = self._refs.get(path)
+        if (
+            not self.as_is
+            and isinstance(branch, dict)
+            and reference is not None
+            and reference.problem is None
+            and reference.target is None
+            and self.graph is not None
+        ):
+            # A reference to a boolean schema: written out as that boolean.
+            _, resolved = follow(self.graph.document, reference.ref)
+            if isinstance(resolved, bool):
+                rest = {key: value for key, value in branch.items() if key != "$ref"}
+                if resolved and _untyped(rest):
+                    self.violation(path, _UNTYPED, "", what="the schema")
+                if not rest:
+                    return resolved
+                beside = self.node(rest, path)
+                if isinstance(beside, dict):
+                    beside.setdefault("allOf", []).append(resolved)
+                return beside
         if (
             self.as_is
             or not isinstance(branch, dict)
@@ -2337,6 +2560,71 @@ def find_limit_violations(
     return exceeded
 
 
+_CAPS = (
+    ("strict tools", STRICT_TOOL_LIMIT),
+    ("optional parameters", OPTIONAL_PARAMETER_LIMIT),
+    ("union-typed parameters", UNION_PARAMETER_LIMIT),
+)
+
+
+def select_within_limits(
+    fixed: Iterable[tuple[int, int]],
+    candidates: Iterable[tuple[str, tuple[int, int]]],
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """Which ``candidates`` stay strict under all three caps at once.
+
+    ``fixed`` are the ``(optional, union-typed)`` parameter counts
+    (``count_parameters``) of tools strict whatever is chosen; ``candidates``
+    are ``(name, counts)`` in the order they are preferred. Each candidate,
+    in that order, is kept if it fits with ``fixed`` and those kept before
+    it, and is skipped otherwise, the rest still considered: a tool too wide
+    for the caps never makes the ones after it non-strict, no tool left out
+    would fit beside those kept, and the same tools give the same answer.
+    Returns the names kept, and each skipped one with the first cap (in
+    ``strict tools``, ``optional parameters``, ``union-typed parameters``
+    order) it would have gone over.
+    """
+    totals = [0, 0, 0]
+    for optional, unions in fixed:
+        totals[0] += 1
+        totals[1] += optional
+        totals[2] += unions
+    kept: list[str] = []
+    skipped: list[tuple[str, str]] = []
+    for name, (optional, unions) in candidates:
+        adds = (1, optional, unions)
+        over = next(
+            (
+                cap
+                for (cap, maximum), total, add in zip(_CAPS, totals, adds, strict=True)
+                if add and total + add > maximum
+            ),
+            None,
+        )
+        if over is None:
+            kept.append(name)
+            for i, add in enumerate(adds):
+                totals[i] += add
+        else:
+            skipped.append((name, over))
+    return kept, skipped
+
+
+def count_parameters(schema: Any) -> tuple[int, int]:
+    """The optional and union-typed parameters one served schema adds to a
+    request, as ``find_limit_violations`` counts them."""
+    return _count_parameters(schema)
+
+
+def smallest_change(strict_tools: Iterable[tuple[str, Any]]) -> str:
+    """What would bring ``(tool name, served schema)`` pairs under the caps,
+    keeping the declared order (``select_within_limits``): the tools to make
+    non-strict, each with the cap it goes over."""
+    tools = [(name, count_parameters(schema)) for name, schema in strict_tools]
+    _, skipped = select_within_limits((), tools)
+    return ", ".join(f"{name} ({cap})" for name, cap in skipped)
+
+
 # Strict tools of each server built by create_sdk_mcp_server, keyed by the
 # server instance that ends up in McpSdkServerConfig, so that the caps can be
 # checked across every server handed to one query without changing the config
@@ -2378,7 +2666,7 @@ def check_request_limits(mcp_servers: object) -> None:
         )
     exceeded = find_limit_violations(tools)
     if exceeded:
-        raise ValueError(format_limits("this query's SDK MCP servers", exceeded))
+        raise ValueError(format_limits("this query's SDK MCP servers", exceeded, tools))
 
 
 def format_violations(tool_name: str, violations: list[StrictViolation]) -> str:
@@ -2391,11 +2679,25 @@ def format_violations(tool_name: str, violations: list[StrictViolation]) -> str:
     )
 
 
-def format_limits(servers: str, exceeded: list[StrictLimitExceeded]) -> str:
-    """The message of the error that refuses servers whose tools go over a cap."""
+def format_limits(
+    servers: str,
+    exceeded: list[StrictLimitExceeded],
+    strict_tools: Iterable[tuple[str, Any]] = (),
+) -> str:
+    """The message of the error that refuses servers whose tools go over a
+    cap, with the smallest change that fits when ``strict_tools`` (the
+    ``(name, served schema)`` pairs counted) are given."""
+    change = smallest_change(strict_tools)
     return (
         f"The strict tools of {servers} go over strict mode's per-request "
-        "limits:\n" + "\n".join(f"  - {limit}" for limit in exceeded)
+        "limits:\n"
+        + "\n".join(f"  - {limit}" for limit in exceeded)
+        + (
+            "\nKeeping the declared order, every other tool fits if these are "
+            f"made non-strict (strict=False): {change}"
+            if change
+            else ""
+        )
     )
 
 
@@ -2490,5 +2792,7 @@ def check_server_limits(
     strict_tools = [(t.name, schemas[t.name]) for t in tools if t.strict is True]
     exceeded = find_limit_violations(strict_tools)
     if exceeded:
-        raise ValueError(format_limits(f"SDK MCP server '{server_name}'", exceeded))
+        raise ValueError(
+            format_limits(f"SDK MCP server '{server_name}'", exceeded, strict_tools)
+        )
     remember_strict_tools(server, strict_tools)

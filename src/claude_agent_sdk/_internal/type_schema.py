@@ -150,6 +150,40 @@ def more_schema(py_type: Any, convert: Convert) -> dict[str, Any]:
     return schema
 
 
+def refuse_json_values_in_shorthand(tool_name: str, declared: dict[Any, Any]) -> None:
+    """Refuse a strict tool's ``{name: type}`` shorthand holding a JSON value.
+
+    Such a dict is read as shorthand because it is not JSON Schema (often a
+    JSON Schema with a misspelled keyword: ``{"type": "object",
+    "proprties": {...}}``), and each JSON value would be served as a string
+    parameter (``type``, ``proprties``, ``required``) where the author meant
+    a schema; strict mode would then hold the model to the wrong tool.
+    """
+    if declared.get("type", "object") != "object":
+        return  # not an object: refused as a strict tool's root instead
+    values = [
+        (name, value)
+        for name, value in declared.items()
+        if value is None or isinstance(value, str | int | float | bool | dict | list)
+    ]
+    if not values:
+        return
+    listed = ", ".join(f"{name!r}: {_short(value)}" for name, value in values[:5])
+    raise ValueError(
+        f"Tool {tool_name!r} has strict=True but its input_schema is read as "
+        "{name: type} shorthand, not as JSON Schema (a keyword in it is "
+        "misspelled or misplaced, or a value is not what JSON Schema takes), "
+        f"and gives parameters values that are not Python types ({listed}); "
+        "each would be served as a string parameter. Give every parameter a "
+        "Python type, or correct the JSON Schema"
+    )
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _where(tool_name: str | None, parameter: str | None) -> str:
     """``Tool 'x': parameter 'y'``, for the start of a message."""
     tool = f"Tool {tool_name!r}" if tool_name else ""

@@ -32,8 +32,10 @@ from typing import Any
 
 from ..strict_schema import (
     StrictLimitExceeded,
+    count_parameters,
     find_limit_violations,
     find_strict_violations,
+    select_within_limits,
     strict_schemas,
 )
 
@@ -136,6 +138,7 @@ class Rewrite:
         not_strict: list[tuple[str, str]] | None = None,
         over_caps: list[str] | None = None,
         caps: list[StrictLimitExceeded] | None = None,
+        over_caps_why: list[tuple[str, str]] | None = None,
     ) -> None:
         self._body: bytes | None = body if parts is None else None
         self.parts = parts
@@ -157,6 +160,10 @@ class Rewrite:
         """Tools sent without ``strict`` on this request because the strict
         tools together went over a per-request cap (the limits in ``caps``)."""
         self.caps = [] if caps is None else caps
+        self.over_caps_why = [] if over_caps_why is None else over_caps_why
+        """``over_caps`` as ``(tool, cap)`` pairs: the cap (``"strict tools"``,
+        ``"optional parameters"`` or ``"union-typed parameters"``) that the
+        tool, skipped in order, would have gone over beside those kept."""
 
     @property
     def body(self) -> bytes:
@@ -327,6 +334,7 @@ class _Remembered:
             not_strict=list(done.not_strict),
             over_caps=list(done.over_caps),
             caps=list(done.caps),
+            over_caps_why=list(done.over_caps_why),
         )
 
 
@@ -499,32 +507,33 @@ def _rewrite_tools(
             rewrite.added_examples |= "input_examples" in added
         if strict or already:
             fixed.append((str(name), key))
-    # At the caps: the first candidates (SDK tools, then strict_mcp_servers
-    # order, then as listed) stay strict, as many as fit; counts only grow
-    # with more tools, so the longest fitting prefix is found by bisection.
+    # At the caps: in order (SDK tools, then strict_mcp_servers order, then
+    # as listed) each candidate stays strict if it fits beside the tools
+    # already strict and those kept before it, and is skipped otherwise: a
+    # tool too wide for the caps never makes the ones after it non-strict.
     candidates.sort(key=lambda c: (c[0], c[1]))
     strict_tools = fixed + [(c[2], c[3]) for c in candidates]
-    keep = len(candidates)
+    skipped: dict[int, str] = {}
     if candidates and _limit_violations(tuple(strict_tools)):
         rewrite.caps = list(_limit_violations(tuple(strict_tools)))
-        low, high = 0, len(candidates)
-        while low < high:
-            middle = (low + high + 1) // 2
-            trial = fixed + [(c[2], c[3]) for c in candidates[:middle]]
-            if _limit_violations(tuple(trial)):
-                high = middle - 1
-            else:
-                low = middle
-        keep = low
-        strict_tools = fixed + [(c[2], c[3]) for c in candidates[:keep]]
+        kept, skipped_pairs = select_within_limits(
+            [_counts(key) for _, key in fixed],
+            [(str(i), _counts(c[3])) for i, c in enumerate(candidates)],
+        )
+        skipped = {int(i): cap for i, cap in skipped_pairs}
+        kept_at = {int(i) for i in kept}
+        strict_tools = fixed + [
+            (c[2], c[3]) for i, c in enumerate(candidates) if i in kept_at
+        ]
     for index, candidate in enumerate(candidates):
         name, with_strict, without, added, added_without = (
             candidate[2],
             *candidate[4:],
         )
-        strict = index < keep
+        strict = index not in skipped
         if not strict:
             rewrite.over_caps.append(name)
+            rewrite.over_caps_why.append((name, skipped[index]))
         chosen, adds = (with_strict, added) if strict else (without, added_without)
         if chosen:
             edits.extend(chosen)
@@ -538,6 +547,7 @@ def _rewrite_tools(
                 not_strict=rewrite.not_strict,
                 over_caps=rewrite.over_caps,
                 caps=rewrite.caps,
+                over_caps_why=rewrite.over_caps_why,
             ),
             [],
         )
@@ -1057,6 +1067,12 @@ def _schema_key(text: str, entry: _Entry) -> str:
     return json.dumps(entry.value.get("input_schema"), separators=(",", ":"))
 
 
+@functools.lru_cache(maxsize=1024)
+def _counts(schema: str) -> tuple[int, int]:
+    """The optional and union-typed parameters of one encoded schema."""
+    return count_parameters(json.loads(schema))
+
+
 @functools.lru_cache(maxsize=64)
 def _limit_violations(
     strict_tools: tuple[tuple[str, str], ...],
@@ -1119,12 +1135,17 @@ def not_strict_message(tool: str, reason: str) -> str:
 
 
 def over_caps_message(tools: Iterable[str], rewrite: Rewrite) -> str:
+    why = dict(rewrite.over_caps_why)
+    named = ", ".join(
+        f"{tool} ({why[tool]})" if tool in why else tool for tool in tools
+    )
     return (
-        f"tool_fields_relay is sending {', '.join(tools)} without strict: the "
-        "request's strict tools go over strict mode's per-request limits ("
+        f"tool_fields_relay is sending {named} without strict: the request's "
+        "strict tools go over strict mode's per-request limits ("
         + "; ".join(str(limit) for limit in rewrite.caps)
-        + "), so only the first stay strict (SDK tools first, then "
-        "strict_mcp_servers order)"
+        + "), so, in order (SDK tools first, then strict_mcp_servers order), "
+        "each tool stays strict if it fits beside those before it, and these "
+        "did not fit (the limit each would go over in parentheses)"
     )
 
 
