@@ -698,6 +698,7 @@ NEW_ARGUMENTS = (
     "extra_fields=",
     "output_schema=",
     "tool_fields_relay=",
+    "tool_fields_report=",
 )
 
 

@@ -343,15 +343,26 @@ def _consequence(d: Difference) -> bool:
     )
 
 
+# Names the fork exports that upstream does not: a docs example importing
+# one fails on upstream at its import.
+NEW_NAMES = ("ToolFieldsReport", "ToolFieldsRelayError", "SchemaCheckError")
+
+
 def _new_argument(d: Difference) -> bool:
-    """A docs example that uses a new argument: upstream has no such keyword."""
-    return (
+    """A docs example that uses a new argument or name: upstream has no such
+    keyword, or no such name to import."""
+    if not (
         "opt-in" in d.case["tags"]
         and d.aspect in ("define_error", "server_error")
         and isinstance(d.upstream, str)
-        and re.match(r"TypeError: .*unexpected keyword argument", d.upstream)
-        is not None
+    ):
+        return False
+    if re.match(r"TypeError: .*unexpected keyword argument", d.upstream):
+        return True
+    imported = re.match(
+        r"ImportError: cannot import name '(\w+)' from 'claude_agent_sdk'", d.upstream
     )
+    return imported is not None and imported.group(1) in NEW_NAMES
 
 
 @dataclass(frozen=True)
@@ -554,8 +565,8 @@ ROWS = [
     Row(
         "new-arguments",
         "A docs example that uses a new argument (`strict`, `input_examples`, "
-        "`extra_fields`)",
-        "`TypeError`: no such keyword",
+        "`extra_fields`) or imports a new name (`ToolFieldsReport`)",
+        "`TypeError`: no such keyword; `ImportError`: no such name",
         "the tool is defined, listed and called",
         "opt-in: the feature itself",
         _new_argument,
