@@ -8,11 +8,12 @@ trusts what Claude Code trusts (docs/relay.md, "Claude Code's network
 path", has the table measured with the real CLI):
 
 - **Proxy** (``NetworkPath``): the first non-empty of ``https_proxy``,
-  ``HTTPS_PROXY``, ``http_proxy``, ``HTTP_PROXY``, for every destination;
-  ``ALL_PROXY`` is not read. ``NO_PROXY``/``no_proxy`` (both, when they
-  differ) is judged for each destination: ``*``; ``host`` (that name only);
-  ``.domain`` (the name and every name under it); ``host:port``. Entries are
-  separated by commas or spaces, in any case.
+  ``HTTPS_PROXY``, ``http_proxy``, ``HTTP_PROXY``, then ``all_proxy``/
+  ``ALL_PROXY`` when it is an http(s) URL (a SOCKS one is ignored, as Claude
+  Code ignores it), for every destination. ``no_proxy`` when set, else
+  ``NO_PROXY``, is judged for each destination: ``*``; a name covers itself
+  and every name under it (``name``, ``.name``, ``*.name``); ``name:port``
+  only that port. Entries are separated by commas or spaces, in any case.
 - **Trust** (``trusted_context``): the sources ``CLAUDE_CODE_CERT_STORE``
   names (``bundled``: the Mozilla roots, as certifi ships them; ``system``:
   ``SSL_CERT_FILE``/``SSL_CERT_DIR``, else the operating system's default
