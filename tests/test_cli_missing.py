@@ -19,16 +19,21 @@ def test_git_install_has_no_bundled_cli() -> None:
     assert not [p for p in bundled.glob("claude*") if p.is_file()]
 
 
-def test_missing_cli_error_names_npm_install_and_cli_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _missing_cli_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """What the SDK says when no CLI is on PATH, bundled or in the home folder."""
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setattr(Path, "home", classmethod(lambda cls: tmp_path))
     transport = SubprocessCLITransport(prompt="hi", options=ClaudeAgentOptions())
     with pytest.raises(CLINotFoundError) as caught:
         transport._find_cli()
-    message = str(caught.value)
+    return str(caught.value)
+
+
+def test_missing_cli_error_names_npm_install_and_cli_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    message = _missing_cli_message(tmp_path, monkeypatch)
     assert "npm install -g @anthropic-ai/claude-code" in message
     assert "cli_path" in message
 
@@ -39,12 +44,6 @@ def test_missing_cli_error_names_the_pinned_version_and_node(
 ) -> None:
     from claude_agent_sdk._cli_version import __cli_version__
 
-    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr(Path, "home", classmethod(lambda cls: tmp_path))
-    transport = SubprocessCLITransport(prompt="hi", options=ClaudeAgentOptions())
-    with pytest.raises(CLINotFoundError) as caught:
-        transport._find_cli()
-    message = str(caught.value)
+    message = _missing_cli_message(tmp_path, monkeypatch)
     assert f"npm install -g @anthropic-ai/claude-code@{__cli_version__}" in message
     assert "Node.js >= 22" in message

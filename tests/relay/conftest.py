@@ -22,6 +22,30 @@ except ImportError:  # a tree without the relay patch: its tests must fail
     ToolFieldsRelay = None  # type: ignore[assignment, misc]
 
 
+# What decides the relay's network path and trust: cleared by the tests that
+# set their own (``clean_network_environment``).
+NETWORK_VARIABLES = (
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+    "ANTHROPIC_BASE_URL",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+)
+
+
+@pytest.fixture
+def clean_network_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in NETWORK_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def upstream() -> Iterator[Upstream]:
     with Upstream() as server:

@@ -42,28 +42,12 @@ except ImportError:  # a tree without the change: these tests must fail
     ToolFieldsRelayError = ValueError  # type: ignore[assignment, misc]
     prepare_for_cli = None  # type: ignore[assignment]
 
-pytestmark = pytest.mark.requires_patch("tool-fields-relay")
+pytestmark = [
+    pytest.mark.requires_patch("tool-fields-relay"),
+    pytest.mark.usefixtures("clean_network_environment"),
+]
 
 NETWORK_LOGGER = "claude_agent_sdk._internal.relay.network"
-
-
-@pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (
-        "HTTPS_PROXY",
-        "https_proxy",
-        "HTTP_PROXY",
-        "http_proxy",
-        "ALL_PROXY",
-        "all_proxy",
-        "NO_PROXY",
-        "no_proxy",
-        "ANTHROPIC_BASE_URL",
-        "SSL_CERT_FILE",
-        "SSL_CERT_DIR",
-        "NODE_EXTRA_CA_CERTS",
-    ):
-        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

@@ -50,28 +50,10 @@ except ImportError:  # a tree without the relay patch: these tests must fail
     ToolFieldsRelay = None  # type: ignore[assignment, misc]
     ToolFieldsRelayError = None  # type: ignore[assignment, misc]
 
-pytestmark = pytest.mark.requires_patch("tool-fields-relay")
-
-_PROXY_VARIABLES = (
-    "HTTPS_PROXY",
-    "https_proxy",
-    "HTTP_PROXY",
-    "http_proxy",
-    "ALL_PROXY",
-    "all_proxy",
-    "NO_PROXY",
-    "no_proxy",
-    "ANTHROPIC_BASE_URL",
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "NODE_EXTRA_CA_CERTS",
-)
-
-
-@pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in _PROXY_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
+pytestmark = [
+    pytest.mark.requires_patch("tool-fields-relay"),
+    pytest.mark.usefixtures("clean_network_environment"),
+]
 
 
 def relay_threads() -> list[threading.Thread]:
