@@ -38,7 +38,7 @@ drift in the machine's speed falls on both alike.
   raw bulk (MB/s), per path, and the relay's CPU per 100 MB streamed.
 
 Timings are reported, never asserted. ``--json`` keeps the figures;
-``--publish`` rewrites the tables in docs/relay.md and the README's sentence
+``--publish`` rewrites the tables in docs/relay.md and its summary sentence
 on the relay's cost from every ``.cache/bench/relay-*.json`` (``--render-only``
 does only that).
 """
@@ -74,7 +74,6 @@ from tools.doc_blocks import write_block
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".cache" / "bench"
 DOC = ROOT / "docs" / "relay.md"
-README = ROOT / "README.md"
 
 SIZES_KB = (70, 500, 2048)
 TOOL_COUNTS = (1, 20, 200)
@@ -861,7 +860,7 @@ def _targets(
     runs: list[dict[str, Any]],
 ) -> list[tuple[str, str, list[list[float]], float]]:
     """This version's targets, judged alike by the targets table and the
-    README's sentence: each one's row label, its words in the sentence, its
+    summary sentence: each one's row label, its words in the sentence, its
     figures (per run, one per cell) and its bound."""
 
     def per_run(size_kb: int, tools: tuple[int, ...], key: str) -> list[list[float]]:
@@ -964,8 +963,8 @@ def targets(runs: list[dict[str, Any]]) -> str:
     return "\n".join(out) + "\n"
 
 
-def readme_line(runs: list[dict[str, Any]]) -> str:
-    """The README's sentence on the relay's cost, from the same runs."""
+def summary_line(runs: list[dict[str, Any]]) -> str:
+    """docs/relay.md's summary sentence on the relay's cost, from the same runs."""
     loads = [run.get("load_start", run["load"]) for run in runs] + [
         run["load"] for run in runs
     ]
@@ -1046,7 +1045,7 @@ def readme_line(runs: list[dict[str, Any]]) -> str:
         f"2 MB; SSE sent at {PACED_RATE:,.0f} events/s delivered at "
         f"{'–'.join(dict.fromkeys(f'{x:,.0f}' for x in (min(paced), max(paced))))} "
         "events/s. "
-        f"{verdict}{floor} ([relay cost](docs/relay.md#cost))."
+        f"{verdict}{floor}."
     )
 
 
@@ -1061,9 +1060,9 @@ def publish() -> None:
     table = render(runs) + "\n" + targets(runs)
     print(table)
     write_block(DOC, "relay-bench", table)
-    line = readme_line(runs)
+    line = summary_line(runs)
     print(line)
-    write_block(README, "relay-performance", line)
+    write_block(DOC, "relay-performance", line)
 
 
 def main() -> None:
