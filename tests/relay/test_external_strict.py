@@ -82,6 +82,13 @@ FREE_MAP = {
     },
     "required": ["labels"],
 }
+# Typed only by an enum of objects and arrays: in words it would admit any
+# value, so no strict form exists either.
+ENUM_ONLY = {
+    "type": "object",
+    "properties": {"pick": {"enum": [{"k": 1}, ["a"], "b"]}},
+    "required": ["pick"],
+}
 
 
 def strict_form(schema: dict[str, Any]) -> Any:
@@ -193,8 +200,9 @@ def test_without_a_strict_form_the_other_tools_still_get_theirs() -> None:
             "type": "object",
             "properties": {"node": {"$ref": "#"}},
         },
+        ENUM_ONLY,
     ],
-    ids=["non-object-root", "recursive"],
+    ids=["non-object-root", "recursive", "typed-only-by-an-enum-of-objects"],
 )
 def test_other_schemas_without_a_strict_form(schema: dict[str, Any]) -> None:
     body = body_of(entry(SEARCH, schema))
@@ -463,11 +471,23 @@ async def test_a_request_over_a_cap_by_its_own_strict_tools_still_goes_out(
     assert any(sdk in w and "without strict" in w for w in warnings), warnings
 
 
+@pytest.mark.parametrize(
+    ("without", "why"),
+    [
+        (FREE_MAP, "#/properties/labels/additionalProperties"),
+        (ENUM_ONLY, "#/properties/pick/enum: enum with an object or array value"),
+    ],
+    ids=["free-form-map", "typed-only-by-an-enum-of-objects"],
+)
 async def test_the_relay_sends_the_strict_form_with_the_beta_and_warns_once(
-    upstream: Upstream, client: Any, caplog: pytest.LogCaptureFixture
+    upstream: Upstream,
+    client: Any,
+    caplog: pytest.LogCaptureFixture,
+    without: dict[str, Any],
+    why: str,
 ) -> None:
     caplog.set_level(logging.WARNING)
-    body = body_of(entry(SEARCH, BOUNDED), entry(OPEN, FREE_MAP))
+    body = body_of(entry(SEARCH, BOUNDED), entry(OPEN, without))
     async with ToolFieldsRelay(
         {}, upstream.url, strict_servers=servers("ext")
     ) as relay:
@@ -483,13 +503,13 @@ async def test_the_relay_sends_the_strict_form_with_the_beta_and_warns_once(
         tools = {t["name"]: t for t in seen.json()["tools"]}
         assert tools[SEARCH]["strict"] is True
         assert tools[SEARCH]["input_schema"] == strict_form(BOUNDED)
-        assert tools[OPEN] == entry(OPEN, FREE_MAP)
+        assert tools[OPEN] == entry(OPEN, without)
         assert seen.headers["anthropic-beta"] == (
             f"claude-code-20250219,{STRUCTURED_OUTPUTS_BETA}"
         )
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1, warnings
-    assert OPEN in warnings[0] and "additionalProperties" in warnings[0]
+    assert OPEN in warnings[0] and why in warnings[0]
 
 
 # --------------------------------------------------------------------------

@@ -312,6 +312,17 @@ CASES = [
         ValueError,
     ),
     Case(
+        "strict-untyped-enum",
+        STRICT,
+        "strict tool with a property typed only by an `enum` of objects or "
+        'arrays (`{"enum": [{"k": 1}, "b"]}`)',
+        define(
+            {"type": "object", "properties": {"q": {"enum": [{"k": 1}, "b"]}}},
+            strict=True,
+        ),
+        ValueError,
+    ),
+    Case(
         "strict-open-object",
         STRICT,
         "strict tool with `additionalProperties: true`",

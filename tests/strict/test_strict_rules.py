@@ -145,8 +145,17 @@ RULE_PAIRS: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
         )
         for name, keyword, schema in (
             ("format-int32", "format", _string(format="int32")),
-            ("enum-object", "enum", {"enum": [{"a": 1}, "b"]}),
-            ("const-array", "const", {"const": [1, 2]}),
+            # Typed beside it: otherwise refused (the "-alone" pairs below).
+            (
+                "enum-array",
+                "enum",
+                {"type": ["array", "string"], "items": _string(), "enum": [["a"], "b"]},
+            ),
+            (
+                "const-array",
+                "const",
+                {"type": "array", "items": {"type": "integer"}, "const": [1, 2]},
+            ),
             ("examples", "examples", _string(examples=["x"])),
             (
                 "unevaluatedItems",
@@ -155,6 +164,19 @@ RULE_PAIRS: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
             ),
         )
     ],  # fmt: skip
+    # Nothing else types the schema: in words it would admit any value.
+    *[
+        (
+            f"{keyword}-{name}-alone",
+            closed({"a": {keyword: bad}}),
+            f"#/properties/a/{keyword}",
+            closed({"a": {keyword: good}}),
+        )
+        for name, keyword, bad, good in (
+            ("object", "enum", [{"a": 1}, "b"], ["a", "b"]),
+            ("array", "const", [1, 2], 1),
+        )
+    ],
     (
         "minItems-2",
         closed({"l": {"type": "array", "items": _string(), "minItems": 2}}),
@@ -244,12 +266,14 @@ DESCRIBED = frozenset(
         "unevaluatedItems",
     }
 )
-REFUSED_PAIRS = [
-    pair for pair in RULE_PAIRS if pair[2].rsplit("/", 1)[1] not in DESCRIBED
-]
-DESCRIBED_PAIRS = [
-    pair for pair in RULE_PAIRS if pair[2].rsplit("/", 1)[1] in DESCRIBED
-]
+
+
+def _described(pair: tuple[str, dict[str, Any], str, dict[str, Any]]) -> bool:
+    return pair[2].rsplit("/", 1)[1] in DESCRIBED and not pair[0].endswith("-alone")
+
+
+REFUSED_PAIRS = [pair for pair in RULE_PAIRS if not _described(pair)]
+DESCRIBED_PAIRS = [pair for pair in RULE_PAIRS if _described(pair)]
 
 
 @strict_patch

@@ -6,7 +6,9 @@ served in words (so the constraint it meant reached neither the grammar nor
 the validator), a shorthand dict that is JSON Schema with a typo became a
 strict tool of string parameters, at the caps one over-wide tool made
 every tool after it non-strict, and each union branch was closed over its
-siblings' names, declared as ``{}`` optional parameters the caps count.
+siblings' names, declared as ``{}`` optional parameters the caps count,
+and an ``enum``/``const`` of objects or arrays that alone typed its schema
+was served in words as an untyped schema that admits any value.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 import pytest
 
 from claude_agent_sdk import create_sdk_mcp_server, tool
+from tests.lib.cli_peer import error_text, serve
 
 try:
     from claude_agent_sdk._internal.relay.rewrite import (
@@ -408,3 +411,104 @@ def test_an_allof_reference_to_a_boolean_schema_is_written_out() -> None:
     assert forms.violations == []
     assert forms.served["properties"]["a"] == {"allOf": [False]}
     assert find_strict_violations(forms.served) == []
+
+
+# An enum or const of objects or arrays is not in strict mode's subset and is
+# moved into words; where nothing else types its schema, what would be served
+# (``{"description": "{enum: [...]}"}``) admits any JSON value, so the tool
+# is refused instead (before, it was served so).
+ENUM_ONLY = [
+    ("property", {"enum": [{"k": 1}, "b"]}, "enum"),
+    ("property", {"const": [1, 2]}, "const"),
+    ("property", {"enum": [["a"], ["b", "c"]], "description": "a pair"}, "enum"),
+    ("items", {"const": {"k": [True]}}, "const"),
+    ("branch", {"anyOf": [{"type": "string"}, {"enum": [[1], [2]]}]}, "enum"),
+]
+
+
+@strict_patch
+@pytest.mark.parametrize(
+    ("where", "subschema", "keyword"),
+    ENUM_ONLY,
+    ids=[f"{where}-{keyword}-{i}" for i, (where, _, keyword) in enumerate(ENUM_ONLY)],
+)
+def test_an_enum_of_objects_or_arrays_that_alone_types_a_schema_is_refused(
+    where: str, subschema: Any, keyword: str
+) -> None:
+    if where == "items":
+        schema = terms_tool(terms={"type": "array", "items": subschema})
+        pointer = f"#/properties/terms/items/{keyword}"
+    else:
+        schema = terms_tool()
+        schema["properties"]["pick"] = subschema
+        pointer = "#/properties/pick/" + ("anyOf/1/" if where == "branch" else "")
+        pointer += keyword
+    violations = strict_schemas(schema).violations
+    assert [v.path for v in violations] == [pointer]
+    assert "nothing else types this schema" in violations[0].rule
+    assert pointer in [v.path for v in find_strict_violations(schema)]
+    with pytest.raises(ValueError) as raised:
+        tool("search", "Search", schema, strict=True)(handler)
+    message = str(raised.value)
+    assert message.startswith("Tool 'search' has strict=True")
+    assert f"{pointer}: {keyword} with an object or array value" in message
+    assert "accept any JSON value" in message
+
+
+@strict_patch
+async def test_beside_a_type_such_an_enum_is_served_in_words_and_enforced() -> None:
+    # The twin: typed by `type`, the enum moves into words, the served form
+    # passes strict mode's own check, and a call outside the enum is an error.
+    seen: list[Any] = []
+
+    async def recording(args: dict[str, Any]) -> dict[str, Any]:
+        seen.append(args)
+        return {"content": [{"type": "text", "text": "ok"}]}
+
+    pair = {"type": "array", "items": {"type": "string"}, "enum": [["a"], ["b"]]}
+    schema = terms_tool()
+    schema["properties"]["pick"] = pair
+    search = tool("search", "Search", schema, strict=True)(recording)
+    inside = {"mode": "any", "terms": ["t"], "pick": ["a"]}
+    [listed], [outside, fits] = await serve(
+        create_sdk_mcp_server("s", tools=[search]),
+        calls=[("search", {**inside, "pick": ["c"]}), ("search", inside)],
+    )
+    served = listed["inputSchema"]["properties"]["pick"]
+    assert served["type"] == "array" and "enum" not in served
+    assert '{enum: [["a"], ["b"]]}' in served["description"]
+    assert find_strict_violations(listed["inputSchema"]) == []
+    assert error_text(outside).startswith("Input validation error: ")
+    assert fits.get("isError") is not True
+    assert seen == [inside]
+
+
+@strict_patch
+def test_the_relay_sends_a_tool_typed_only_by_an_enum_of_objects_non_strict() -> None:
+    schema = terms_tool()
+    schema["properties"]["pick"] = {"enum": [{"k": 1}, "b"]}
+    body = _body(("mcp__ext__search", schema))
+    rewrite = rewrite_body(body, {}, StrictServers(frozenset({"ext"}), ("ext",)))
+    [(name, reason)] = rewrite.not_strict
+    assert name == "mcp__ext__search"
+    assert "#/properties/pick/enum" in reason
+    assert "nothing else types this schema" in reason
+    assert b'"strict"' not in rewrite.body
+
+
+@strict_patch
+def test_typed_beside_such_an_enum_the_served_form_passes_its_own_check() -> None:
+    # The hole this closes: the SDK served a form find_strict_violations
+    # reports (an untyped subschema).
+    for subschema in (
+        {"type": ["object", "string"], "properties": {"k": {"type": "integer"}},
+         "enum": [{"k": 1}, "b"]},
+        {"type": "array", "items": {"type": "integer"}, "const": [1, 2]},
+        {"anyOf": [{"type": "array", "items": {"type": "integer"}},
+                   {"type": "null"}], "enum": [[1], None]},
+    ):  # fmt: skip
+        schema = terms_tool()
+        schema["properties"]["pick"] = subschema
+        forms = strict_schemas(schema)
+        assert forms.violations == [], subschema
+        assert find_strict_violations(forms.served) == [], subschema

@@ -182,8 +182,14 @@ HANDWRITTEN: list[tuple[str, dict[str, Any]]] = [
             "properties": {
                 "n": {"type": "string", "format": "int32"},
                 "when": {"type": "string", "format": "date"},
-                "pick": {"enum": [{"a": 1}, [1, 2], "z"]},
-                "fixed": {"const": {"k": [True]}},
+                # Typed beside the enum: alone, it would be refused.
+                "pick": {"type": ["object", "array", "string"],
+                         "properties": {"a": {"type": "integer"}},
+                         "items": {"type": "integer"},
+                         "enum": [{"a": 1}, [1, 2], "z"]},
+                "fixed": {"type": "object", "properties": {"k": {
+                          "type": "array", "items": {"type": "boolean"}}},
+                          "const": {"k": [True]}},
                 "p": {"type": "string", "pattern": "^(?<d>[0-9]{2})$",
                       "examples": ["12"], "deprecated": False},
             },

@@ -629,10 +629,12 @@ RULES: tuple[Rule, ...] = (
         Served.DESCRIBED,
         "{keyword} with an object or array value is not supported in strict "
         "mode; check it in the tool's handler",
-        applies=lambda value: True,
+        applies=lambda value: not _primitive(value),  # `enum: "x"`: malformed
         why='"Not supported: Complex types within enums" (`const` is an enum '
         "of one: the project's reading)",
-        label="`enum` or `const` with an object or array value",
+        name="complex enum",
+        label="`enum` or `const` with an object or array value, beside a `type`, "
+        "`anyOf` or `$ref` that types its schema",
         note=": `{enum: [...]}`",
         enforced_by=_BY_VALIDATOR,
     ),
@@ -863,6 +865,25 @@ RULES: tuple[Rule, ...] = (
     Rule(
         (),
         Served.REFUSED,
+        "{keyword} with an object or array value is not supported in strict "
+        "mode, and nothing else types this schema (no type, anyOf or $ref "
+        "beside it): served in words, it would accept any JSON value; list "
+        "only strings, numbers, booleans or null, or give the schema a type "
+        "(with its properties or items) so that the grammar keeps the type "
+        "and the SDK checks the {keyword} on every call",
+        why='"enum (strings, numbers, bools, or nulls only - no complex types)", '
+        '"Not supported: Complex types within enums"; moved into words, the '
+        "`enum` would leave a schema with no type, which admits any JSON value "
+        "(the row above: strict mode cannot compile it, and the grammar would "
+        "let any value through)",
+        name="untyped enum",
+        label="`enum` or `const` with an object or array value and nothing else "
+        'typing its schema (`{"enum": [{"k": 1}, "b"]}`, `{"const": [1, 2]}`)',
+        enforced_by="—",
+    ),
+    Rule(
+        (),
+        Served.REFUSED,
         "'{keyword}' is not a JSON Schema keyword{hint}: a strict schema may "
         "hold only JSON Schema 2020-12 keywords and x- extensions, so that a "
         "misspelled keyword is not served as if it were meant",
@@ -926,6 +947,8 @@ _OTHER = _NAMED_RULES["everything else"]
 _UNKNOWN = _NAMED_RULES["unknown keyword"]
 _UNTYPED = _NAMED_RULES["untyped"]
 _MALFORMED = _NAMED_RULES["malformed"]
+_COMPLEX_ENUM = _NAMED_RULES["complex enum"]
+_UNTYPED_ENUM = _NAMED_RULES["untyped enum"]
 
 
 def rule_for(keyword: str, value: Any) -> Rule:
@@ -966,6 +989,21 @@ def _untyped(value: Any, depth: int = 0) -> bool:
         type(branches) is list
         and any(not _untyped(branch, depth + 1) for branch in branches)
     )
+
+
+def _enum_rule(schema: dict[str, Any]) -> Rule:
+    """The rule for an ``enum`` or ``const`` with an object or array value in
+    ``schema``: served in words when something else types the schema, refused
+    when it is the only typing keyword (in words, the schema would admit any
+    JSON value)."""
+    rest = {
+        key: value
+        for key, value in schema.items()
+        if not (
+            (key == "enum" or key == "const") and rule_for(key, value) is _COMPLEX_ENUM
+        )
+    }
+    return _UNTYPED_ENUM if _untyped(rest) else _COMPLEX_ENUM
 
 
 def did_you_mean(keyword: Any) -> str:
@@ -2150,6 +2188,8 @@ class _Builder:
                 raise _NeedsGraphError
             kind = type(value)
             rule = rule_for(key, value)
+            if rule is _COMPLEX_ENUM:
+                rule = _enum_rule(schema)
             served_as = rule.served_as
             if kind is dict and served_as is _KEPT and key == "properties":
                 properties: dict[str, Any] = {}
@@ -2289,6 +2329,8 @@ class _Builder:
             ):
                 continue  # served with the tuple
             rule = rule_for(key, value)
+            if rule is _COMPLEX_ENUM:
+                rule = _enum_rule(schema)
             served_as = rule.served_as
             if served_as is _KEPT:
                 if key not in _CONTAINERS:
