@@ -122,6 +122,9 @@ class Recorder:
     status: bytes = b"403 Forbidden"
     """What an HTTP request (a proxy's ``CONNECT``) is answered with."""
     seen: list[bytes] = field(default_factory=list)
+    accepted: int = 0
+    """Connections accepted: counted before their first bytes arrive (a
+    tunnel's first bytes may never come)."""
     _sock: socket.socket | None = None
     _thread: threading.Thread | None = None
 
@@ -144,6 +147,7 @@ class Recorder:
                 conn, _ = self._sock.accept()
             except OSError:
                 continue
+            self.accepted += 1
             with conn:
                 conn.settimeout(2.0)
                 data = b""

@@ -18,6 +18,7 @@ import asyncio
 import base64
 import socket
 import ssl
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -118,17 +119,27 @@ async def _relay_routes(row: Row, direct: dict[str, Recorder]) -> dict[str, str]
         async with relay:
             for target, request in ((API, True), (MCP, False)):
                 await asyncio.to_thread(_exchange, relay, target, request)
-        routes = {}
-        for column, host in ((MESSAGES, API), (MCP, MCP)):
-            found = [
-                variable
-                for variable, recorder in recorders.items()
-                if host in recorder.targets() or "<socks>" in recorder.targets()
-            ]
-            if direct[host].seen:
-                found.append("direct")
-            routes[column] = "+".join(sorted(found)) or "none"
-        return routes
+
+            def routes() -> dict[str, str]:
+                taken = {}
+                for column, host in ((MESSAGES, API), (MCP, MCP)):
+                    found = [
+                        variable
+                        for variable, recorder in recorders.items()
+                        if host in recorder.targets() or "<socks>" in recorder.targets()
+                    ]
+                    if direct[host].accepted:
+                        found.append("direct")
+                    taken[column] = "+".join(sorted(found)) or "none"
+                return taken
+
+            # A direct tunnel's connection reaches its recorder's accept()
+            # after the relay has answered the CONNECT: wait (bounded) until
+            # every destination was reached some way, never for a given way.
+            deadline = time.monotonic() + 5
+            while "none" in routes().values() and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            return routes()
     finally:
         for recorder in recorders.values():
             recorder.stop()
