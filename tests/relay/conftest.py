@@ -47,6 +47,23 @@ def clean_network_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
+def no_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No AWS credentials reachable from this process (nor IMDS)."""
+    from tests.lib.platform_api import AWS_CREDENTIALS
+
+    for name in [*AWS_CREDENTIALS, "AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK"]:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    for name in (
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    ):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
 def upstream() -> Iterator[Upstream]:
     with Upstream() as server:
         yield server

@@ -282,23 +282,6 @@ def test_the_errors_and_the_report_are_exported() -> None:
 # -- on a platform ----------------------------------------------------------
 
 
-@pytest.fixture
-def no_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    """No AWS credentials reachable from this process (as in test_platforms)."""
-    from tests.lib.platform_api import AWS_CREDENTIALS
-
-    for name in [*AWS_CREDENTIALS, "AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK"]:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
-    for name in (
-        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-    ):
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.mark.requires_patch("relay-platforms")
 async def test_a_platform_request_is_reported_with_its_platform_and_betas(
     caplog: pytest.LogCaptureFixture,

@@ -14,7 +14,6 @@ import socket
 import ssl
 import urllib.parse
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -71,21 +70,6 @@ def _vertex_body() -> dict[str, Any]:
     body = messages_body(STRICT, "mcp__docs__lookup")
     del body["model"]
     return {"anthropic_version": "vertex-2023-10-16", **body}
-
-
-@pytest.fixture
-def no_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No AWS credentials reachable from this process (nor IMDS)."""
-    for name in list(AWS_CREDENTIALS) + ["AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK"]:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
-    for name in (
-        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-    ):
-        monkeypatch.delenv(name, raising=False)
 
 
 def _post(
