@@ -7,7 +7,8 @@ serves it.
 
 - A reference that resolves outside the schema is refused for opted-in tools
   (and in an outputSchema), naming the tool and the JSON Pointer; a plain
-  tool gets a log record, and the values under the reference go unchecked.
+  tool gets a log record, and a call whose values reach the reference is
+  refused (an error result naming the tool and the document).
   Nothing is ever fetched: not at definition, not when examples are checked,
   not on a call.
 - A schema that fails its metaschema, or a pattern Python's ``re`` cannot
@@ -159,15 +160,22 @@ def test_refs_inside_the_document_are_fine() -> None:
         check_input_schema("t", schema, opted_in=True)
 
 
-@pytest.mark.requires_patch("compiled-argument-validators")
+@pytest.mark.requires_patch("ref-policy")
 @pytest.mark.usefixtures("no_io")
 def test_the_argument_validator_never_fetches() -> None:
-    # The SDK's one validator factory: it never retrieves a reference, accepts
-    # what an unreachable one governs unchecked and enforces the rest.
+    # The SDK's one validator factory: it never retrieves a reference, refuses
+    # arguments an unreachable one governs (never runs them unchecked) and
+    # enforces the rest.
     validator = compile_validator("t", _with_ref("https://example.com/a.json"))
-    assert argument_error(validator, {"a": 1}) is None
-    assert argument_error(validator, {"a": {"any": ["json"]}}) is None
+    for governed in ({"a": 1}, {"a": {"any": ["json"]}}):
+        with pytest.raises(
+            ValueError,
+            match=r"^Tool 't': these arguments cannot be checked: "
+            r"\$ref 'https://example.com/a.json' names another document",
+        ):
+            argument_error(validator, governed)
     assert argument_error(validator, {"b": 1}) is not None
+    assert argument_error(validator, {}) is None
 
 
 @WIRING
@@ -205,21 +213,25 @@ async def test_a_plain_tool_with_an_external_ref_warns_once_and_is_served() -> N
             ],
         )
     # One notice from the checks at the first listing, one from the first
-    # call whose arguments reach the reference (what goes unchecked).
-    [warning, unchecked] = caught
+    # call whose arguments reach the reference (which is refused).
+    [warning, refused] = caught
     assert re.match(
         r"Tool 'fetcher': input_schema refers outside itself, and the SDK never "
         r"fetches schemas: [\s\S]*#/properties/a/\$ref",
         str(warning.message),
     ), warning.message
-    assert str(unchecked.message) == (
+    assert str(refused.message) == (
         "Tool 'fetcher': $ref 'https://example.com/a.json' names another "
-        "document, which is not fetched; the arguments it governs are not checked"
+        "document, which is not fetched; calls whose arguments it governs are "
+        "refused (copy it into $defs and refer to it as '#/$defs/...')"
     )
     assert listed[0]["inputSchema"] == schema
-    assert results[0]["isError"] is False
-    assert received == [{"a": {"x": [1]}}]
-    assert results[1]["isError"] is True and results[2]["isError"] is True
+    assert results[0]["content"][0]["text"] == (
+        "Tool 'fetcher': these arguments cannot be checked: $ref "
+        "'https://example.com/a.json' names another document, which is not fetched"
+    )
+    assert received == []  # never run on arguments it could not check
+    assert all(r["isError"] is True for r in results)
 
 
 @WIRING

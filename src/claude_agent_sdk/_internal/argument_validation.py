@@ -1,24 +1,26 @@
-"""Validate SDK tool arguments with a validator kept per tool.
+"""Validate SDK tool arguments as ``jsonschema.validate`` does, minus the
+metaschema check on every call.
 
 ``jsonschema.validate`` checks the schema against its metaschema before it
 looks at the instance. That check is most of the cost of an in-process tool
-call, and its answer only changes when the schema does, so each tool's
-validator is built (and the schema checked) on its first call and kept while
-the schema compares equal to a copy taken then: a schema dict changed in
-place is checked and enforced as changed on the next call, as it would be
-by ``jsonschema.validate``.
+call, and its answer only changes when the schema does: here it runs on a
+tool's first call and again whenever the schema no longer equals (with the
+same types) a copy taken when it last passed. The rest is what
+``jsonschema.validate`` does, on every call: the same validator class, a new
+validator (so a ``$ref`` resolves, and fetches, exactly as before) and the
+same ``best_match`` error.
 
-``jsonschema.validate`` fetches a ``$ref`` to another document with a
-blocking request inside the event loop, on every call. Here a local
-``file:`` document is read once, on the first call that reaches it, and
-enforced as ``jsonschema.validate`` enforced it; any other document
-(``https:``, a relative URI) is never fetched: the part of the arguments it
-governs is accepted unchecked, and a warning is logged once per tool and
-reference.
+A ``$ref`` to another document is never fetched (``jsonschema.validate``
+fetches it with a blocking request on every call). A local ``file:``
+document is read once, on the first call that reaches it, and enforced; a
+call that reaches any other document (``https:``, a relative URI) is refused
+with an error naming the tool and the reference, and the first such call of
+each tool and document is logged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import logging
@@ -30,9 +32,107 @@ from urllib.request import url2pathname
 
 import jsonschema
 from referencing import Registry, Resource
+from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
 logger = logging.getLogger(__name__)
+
+_NOT_CHECKED = object()
+
+
+class _NotFetchedError(Exception):
+    """A reference to a document that is not fetched."""
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a == b`` with the same types throughout (``True`` is not ``1`` here)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return len(a) == len(b) and all(
+            _same(k, k2) and _same(v, v2)
+            for (k, v), (k2, v2) in zip(a.items(), b.items(), strict=True)
+        )
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(map(_same, a, b))
+    return bool(a == b)
+
+
+class ToolValidator:
+    """Validates one tool's arguments; raises ``jsonschema.SchemaError``, as
+    ``jsonschema.validate`` does, while the schema is invalid."""
+
+    def __init__(self, tool_name: str, schema: dict[str, Any]) -> None:
+        self.tool_name = tool_name
+        self.schema = schema
+        self._checked: Any = _NOT_CHECKED  # the schema as it last passed
+        self._files: dict[str, Resource[Any]] = {}
+        self._logged: set[str] = set()
+        self._registry: Registry[Any] = Registry(retrieve=self._retrieve)  # type: ignore[call-arg]
+        self._validator_class()
+
+    def _validator_class(self) -> Any:
+        cls = jsonschema.validators.validator_for(self.schema)
+        try:
+            unchanged = _same(self.schema, self._checked)
+        except Exception:  # not comparable: checked on every call
+            unchanged = False
+        if not unchanged:
+            self._checked = _NOT_CHECKED
+            cls.check_schema(self.schema)
+            with contextlib.suppress(Exception):  # not copyable: checked each call
+                self._checked = copy.deepcopy(self.schema)
+        return cls
+
+    def iter_errors(self, instance: Any) -> Iterator[jsonschema.ValidationError]:
+        cls = self._validator_class()
+        return self._refusing(cls(self.schema, registry=self._registry), instance)
+
+    def _refusing(self, validator: Any, instance: Any) -> Iterator[Any]:
+        try:
+            yield from validator.iter_errors(instance)
+        except Unresolvable as e:
+            cause: BaseException | None = e
+            while cause is not None and not isinstance(cause, _NotFetchedError):
+                cause = cause.__cause__
+            if cause is None:
+                raise
+            raise ValueError(
+                f"Tool '{self.tool_name}': these arguments cannot be checked: "
+                f"$ref {cause.args[0]!r} names another document, which is "
+                "not fetched"
+            ) from None
+
+    def _retrieve(self, uri: str) -> Resource[Any]:
+        parts = urlsplit(uri)
+        if parts.scheme == "file" and parts.netloc in ("", "localhost"):
+            if uri not in self._files:  # read once; unreadable: each call fails
+                with Path(url2pathname(parts.path)).open("rb") as file:
+                    self._files[uri] = Resource.from_contents(
+                        json.load(file), default_specification=DRAFT202012
+                    )
+            return self._files[uri]
+        if uri not in self._logged:
+            self._logged.add(uri)
+            logger.warning(
+                "Tool '%s': $ref %r names another document, which is not "
+                "fetched; calls whose arguments it governs are refused (copy "
+                "it into $defs and refer to it as '#/$defs/...')",
+                self.tool_name,
+                uri,
+            )
+        raise _NotFetchedError(uri)
+
+
+def compile_validator(tool_name: str, schema: dict[str, Any]) -> ToolValidator:
+    """The validator of ``tool_name``'s ``schema`` (``SchemaError`` if invalid)."""
+    return ToolValidator(tool_name, schema)
+
+
+def argument_error(validator: ToolValidator, arguments: dict[str, Any]) -> str | None:
+    """The message ``jsonschema.validate`` would raise for ``arguments``, if any."""
+    error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
+    return None if error is None else str(error.message)
 
 
 class _Unfetched(dict[str, Any]):
@@ -41,87 +141,6 @@ class _Unfetched(dict[str, Any]):
 
     def __missing__(self, key: str) -> _Unfetched:
         return _Unfetched()
-
-
-class ToolValidator:
-    """The validator ``jsonschema.validate`` would build for a tool's schema.
-
-    Same dialect choice and the same metaschema check, so a broken schema
-    raises ``jsonschema.SchemaError`` exactly as ``jsonschema.validate``
-    would; rebuilt when the schema no longer equals the copy it was built
-    from.
-    """
-
-    def __init__(self, tool_name: str, schema: dict[str, Any]) -> None:
-        self._tool_name = tool_name
-        self._schema = schema
-        self._not_fetched: set[str] = set()
-        self._files: dict[str, Resource[Any] | None] = {}  # None: unreadable
-        self._registry: Registry[Any] = Registry(retrieve=self._retrieve)  # type: ignore[call-arg]
-        self._snapshot: Any = None
-        self._validator: Any = None
-        self._build()
-
-    def _build(self) -> None:
-        snapshot: Any
-        try:
-            snapshot = copy.deepcopy(self._schema)
-        except Exception:  # not copyable: rebuilt on every call, as before
-            snapshot = object()
-        validator_class = jsonschema.validators.validator_for(self._schema)
-        validator_class.check_schema(self._schema)
-        self._validator = validator_class(self._schema, registry=self._registry)
-        self._snapshot = snapshot
-
-    def iter_errors(self, instance: Any) -> Iterator[Any]:
-        try:
-            unchanged = bool(self._schema == self._snapshot)
-        except Exception:
-            unchanged = False
-        if not unchanged:
-            self._build()
-        errors: Iterator[Any] = self._validator.iter_errors(instance)
-        return errors
-
-    def _retrieve(self, uri: str) -> Resource[Any]:
-        parts = urlsplit(uri)
-        if parts.scheme == "file" and parts.netloc in ("", "localhost"):
-            return self._read(uri, url2pathname(parts.path))
-        if uri not in self._not_fetched:
-            self._not_fetched.add(uri)
-            logger.warning(
-                "Tool '%s': $ref %r names another document, which is not "
-                "fetched; the arguments it governs are not checked",
-                self._tool_name,
-                uri,
-            )
-        return DRAFT202012.create_resource(_Unfetched())
-
-    def _read(self, uri: str, path: str) -> Resource[Any]:
-        """A local file's schema, read once (``jsonschema.validate`` read it
-        on every call); one that cannot be read fails each call that
-        reaches it, as it did there."""
-        if uri not in self._files:
-            self._files[uri] = None
-            with Path(path).open("rb") as file:
-                self._files[uri] = Resource.from_contents(
-                    json.load(file), default_specification=DRAFT202012
-                )
-        resource = self._files[uri]
-        if resource is None:
-            raise LookupError(f"{uri} could not be read")
-        return resource
-
-
-def compile_validator(tool_name: str, schema: dict[str, Any]) -> ToolValidator:
-    """The validator of ``tool_name``'s ``schema`` (``SchemaError`` if broken)."""
-    return ToolValidator(tool_name, schema)
-
-
-def argument_error(validator: ToolValidator, arguments: dict[str, Any]) -> str | None:
-    """The message ``jsonschema.validate`` would raise for ``arguments``, if any."""
-    error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
-    return None if error is None else str(error.message)
 
 
 def _unfetched(uri: str) -> Resource[Any]:
