@@ -229,7 +229,9 @@ _REMOTE_RETRIEVAL_WARNING = (
 def _remote_ref_call(d: Difference) -> bool:
     """Upstream fetched a reference outside the schema, the fork did not: a
     call upstream refused (the fetch failed, or what it fetched refused the
-    arguments) that the fork's handler ran, or refused otherwise; and the
+    arguments) that the fork refused too, without running the handler and
+    with an error naming the document it does not fetch (or, for a local
+    file, which the fork reads once, answered as the file says); and the
     warning jsonschema issues on each fetch that succeeds."""
     if d.aspect == "serve_warning":
         return (
@@ -240,22 +242,22 @@ def _remote_ref_call(d: Difference) -> bool:
     if d.aspect != "call":
         return False
     response = d.upstream["response"].get("result") or {}
-    text = " ".join(c.get("text", "") for c in response.get("content") or [])
     outside = [
         r
         for r in _refs((d.case.get("declared") or {}).get("json"))
         if not r.startswith("#")
     ]
     fork = d.fork["response"].get("result") or {}
+    fork_text = " ".join(c.get("text", "") for c in fork.get("content") or [])
+    refused = (
+        fork.get("isError") is True
+        and d.fork["received"] == []
+        and "names another document, which is not fetched" in fork_text
+    )
     return (
         bool(outside)
         and response.get("isError") is True
-        and (
-            "Unresolvable" in text
-            or any(uri in text for uri in outside)
-            or d.fork["received"] != []
-            or fork.get("isError") is True
-        )
+        and (refused or any(r.startswith("file:") for r in outside))
     )
 
 
@@ -418,15 +420,19 @@ ROWS = [
         "a local `file:` document (no host, or `localhost`) is read once, on "
         "the first call that reaches it, and enforced as upstream enforces "
         "it, without the warning, so also under `-W error`; any other "
-        "document is never fetched: the values it governs are not checked "
-        "(the reference is named in a notice, below), the rest of the schema "
-        "is, and the handler is called",
+        "document is never fetched: a call whose arguments reach it is "
+        "refused, an error result naming the tool and the document "
+        "(`Tool 't': these arguments cannot be checked: $ref '...' names "
+        "another document, which is not fetched`), and the handler is not "
+        "run; a call that does not reach it is validated and answered as "
+        "upstream answers it",
         "repair: network I/O inside the event loop on every call, and a file "
         "read on every call that a `-W error` run turns into an error result; "
-        "to keep a remote part checked, copy it into `$defs` (patch "
-        "`compiled-argument-validators`)",
+        "without network upstream refuses these calls too (`Unresolvable`), "
+        "with network what it fetches decides; to keep a remote part "
+        "checked, copy it into `$defs` (patch `ref-policy`)",
         _remote_ref_call,
-        "compiled-argument-validators",
+        "ref-policy",
     ),
     Row(
         "remote-ref-notice",
@@ -446,11 +452,12 @@ ROWS = [
         "document other than a local file",
         "nothing",
         "one log record (a notice) naming the tool and the document the "
-        "reference names, once per tool and document",
-        "hazard made visible: what is no longer checked (patch "
-        "`compiled-argument-validators`)",
+        "reference names, saying that the calls it governs are refused, once "
+        "per tool and document",
+        "hazard made visible: which calls are refused, and how to keep them "
+        "checked (patch `ref-policy`)",
         _notice(r"Tool '[^']*': \$ref '[^']*' names another document"),
-        "compiled-argument-validators",
+        "ref-policy",
     ),
     Row(
         "fails-every-call-notice",
