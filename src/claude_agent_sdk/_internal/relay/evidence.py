@@ -1,29 +1,9 @@
-"""What the fork did to each API request, for logs and for the caller's code.
-
-Three kinds of facts, each a ``ToolFieldsReport``:
-
-- ``relay_off``: a query defines SDK tools with ``strict`` or
-  ``input_examples`` while ``tool_fields_relay`` is off. Claude Code (the
-  version this SDK bundles)
-  drops both fields from MCP tools, so they never reach the API; one
-  WARNING record per query says so and how to turn the relay on.
-- ``changed``: the relay added fields to a request: one INFO record per
-  request (platform, mode, tools made strict, tools given examples, betas,
-  tools left without strict and why).
-- ``unchanged``: a request carried tools the relay meant to change and it
-  could not (why). When the relay already warned about it (a body it could
-  not change safely), that WARNING is the request's record; otherwise one
-  INFO record.
-
-Never a credential, never a body: the records and reports hold tool names,
-beta names, the route and the reasons only.
-
-The caller sees the same facts through ``ClaudeAgentOptions.
-tool_fields_report``, a callable given each ``ToolFieldsReport``.
-
-This module is imported by ``claude_agent_sdk`` itself, so it stays light:
-nothing of the relay is loaded until a relay runs.
-"""
+"""What the fork did to each API request, for logs and for the caller's code
+(``ToolFieldsReport``: ``relay_off``, ``changed``, ``unchanged``; never a
+credential or a body), and the names every relay module shares
+(``ToolFieldsRelayError``, ``normalize_mcp_name``, ``is_set``). Imported by
+``claude_agent_sdk`` itself, so it stays light: nothing else of the relay is
+loaded until a relay runs."""
 
 from __future__ import annotations
 
@@ -57,6 +37,35 @@ class ToolFieldsRelayError(ValueError):
     Defined here, a module ``claude_agent_sdk`` imports anyway, so that it
     can be exported without loading the relay.
     """
+
+
+def normalize_mcp_name(name: str) -> str:
+    """A server or tool name as Claude Code spells it in ``mcp__<server>__<tool>``.
+
+    Claude Code replaces each UTF-16 code unit outside ``[A-Za-z0-9_-]`` with
+    an underscore, so a character beyond the BMP (an emoji) becomes two
+    (server ``"lagrum-ö📚"`` is ``lagrum-___``, tool
+    ``"find.v1"`` is ``find_v1``; see ``tests/e2e/test_e2e_relay.py``).
+    """
+    return "".join(
+        c
+        if c.isascii() and (c.isalnum() or c in "_-")
+        else "__"
+        if ord(c) > 0xFFFF
+        else "_"
+        for c in name
+    )
+
+
+def is_set(value: str | None) -> bool:
+    """Whether an environment setting is on, as the relay reads the CLI's
+    ``CLAUDE_CODE_USE_*`` and the like."""
+    # What counts as "set" is deliberately broad: the relay refuses rather
+    # than let a CLI that reads the value as true bypass it unnoticed.
+    return value is not None and value.strip().lower() not in _UNSET_VALUES
+
+
+_UNSET_VALUES = frozenset({"", "0", "false", "no", "off"})
 
 
 @dataclass(frozen=True)
@@ -198,8 +207,6 @@ def declared_tools(mcp_servers: object) -> list[str]:
 
 
 def _api_name(server: str, tool: str) -> str:
-    from .lifecycle import normalize_mcp_name
-
     return f"mcp__{normalize_mcp_name(server)}__{normalize_mcp_name(tool)}"
 
 
@@ -208,8 +215,7 @@ def platform_of(
 ) -> Literal["anthropic", "bedrock", "vertex", "foundry"]:
     """The platform ``env`` sends Claude Code to (by its ``CLAUDE_CODE_USE_*``)."""
     for name, platform in _PLATFORM_SETTINGS:
-        value = (env.get(name) or "").strip().lower()
-        if value not in ("", "0", "false", "no", "off"):
+        if is_set(env.get(name)):
             return platform  # type: ignore[return-value]
     return "anthropic"
 

@@ -1,69 +1,10 @@
-"""A loopback relay that adds SDK tools' ``strict`` and ``input_examples`` to
-the Messages API requests Claude Code sends (``tool_fields_relay=True``).
+"""The tool-fields relay's settings and lifecycle (``tool_fields_relay=True``).
 
-Why it exists: the SDK serves ``strict`` and ``input_examples`` on MCP
-``tools/list``, but Claude Code does not copy either into the
-``tools`` of its API request, so strict tool use never switches on and the
-model never sees the examples. The SDK therefore puts itself on Claude
-Code's way to the API and adds the declared fields to the SDK tools' entries
-on the way, in one of two modes:
-
-- proxy mode (``proxy``), when the caller has no ``ANTHROPIC_BASE_URL``
-  of their own: Claude Code keeps the public API as its base URL, so it
-  stays first-party, and reaches it through the relay as its
-  ``HTTPS_PROXY``, trusting a per-session CA (``tls``) for that host;
-- base-URL mode, for a caller's gateway: Claude Code's
-  ``ANTHROPIC_BASE_URL`` is the relay, which forwards to the caller's.
-
-What it guarantees:
-
-- It listens on 127.0.0.1 only, on a free port, behind a random 256-bit
-  secret: the path prefix in base-URL mode, the proxy password (checked on
-  each ``CONNECT``) in proxy mode. A request without it is refused from its
-  request line and headers, before any of its body is read, and never
-  forwarded, so other local processes cannot use it as an open proxy
-  carrying the user's credentials, nor make it buffer anything.
-- Bounded: headers within 10 s and 16 KiB, bodies up to 64 MiB (twice the
-  API's own limit; larger is a 413), connections idle for 10 minutes
-  closed, at most 64 connections that never authenticated (the oldest goes
-  first); the CLI's own connections are never capped.
-- Only ``POST .../v1/messages`` and ``.../v1/messages/count_tokens`` bodies
-  are rewritten, and only the ``tools`` entries named
-  ``mcp__<server>__<tool>`` of SDK tools that declare the fields: the new
-  members are written into the original bytes, which are otherwise kept as
-  sent. ``anthropic-beta`` gains ``structured-outputs-2025-12-15`` when
-  ``strict`` is added and ``advanced-tool-use-2025-11-20`` when examples
-  are, once each. A body the relay has nothing to add to, or cannot change
-  safely, is forwarded byte for byte (the latter with a WARNING naming the
-  tools); everything else (paths with their ``;params``, methods, headers,
-  other tools and fields) passes through as sent.
-- With ``strict_mcp_servers``, the tools of those servers (any transport;
-  the SDK sees only their names) are sent with ``strict: true`` and the
-  strict form of their schema (``strict_schema.strict_schemas``, spliced
-  in place of the ``input_schema`` value), or as sent, named once in a
-  WARNING, when no strict form exists (``rewrite.StrictServers``).
-- Responses stream back as they arrive (server-sent events), with status,
-  headers and content-encoding unchanged; when the CLI goes away, the
-  upstream request is closed.
-- Over strict mode's per-request caps the request still goes out: the
-  first tools stay strict, the rest without, named once at WARNING; one
-  whose own strict tools go over a cap by themselves gets no strict added.
-  An API 400 to a modified request is passed through unchanged and logged
-  at WARNING with the tools that were modified.
-- ``x-api-key`` and ``Authorization`` are forwarded and never logged, stored
-  or echoed.
-
-How it runs: this module owns a dedicated thread with its own asyncio loop,
-on which ``server`` serves the CLI's connections (h11 on an asyncio
-protocol), ``rewrite`` changes the request bodies and
-``connections`` forwards them over its own keep-alive HTTP/1.1
-connections on asyncio transports (httpcore, the transport of the
-httpx-style client mcp already installs, only for an ``https://`` or SOCKS
-proxy). The caller's event loop
-(asyncio or trio) only starts and stops that thread, through
-``anyio.to_thread``, so the relay works the same under either and never
-competes with the caller's tasks.
-"""
+What to relay, read from ``options`` and the CLI's environment and refused
+before anything starts when it cannot be served (``prepare_for_cli``), and
+one ``ToolFieldsRelay`` per CLI process: a loopback server on a thread with
+its own event loop, started and stopped from the caller's asyncio or trio
+loop. docs/relay.md says what the relay changes and what it guarantees."""
 
 from __future__ import annotations
 
@@ -88,9 +29,17 @@ from mcp.server import Server
 
 from .._mcp_compat import listed_fields, meta_strict_tools, watch_meta_strict
 from .connections import outbound_pool
-from .evidence import ReportSink, ToolFieldsReport
+from .evidence import ReportSink, ToolFieldsReport, is_set, normalize_mcp_name
 from .evidence import ToolFieldsRelayError as ToolFieldsRelayError
-from .network import Failures, NetworkPath, trusted_context
+from .network import (
+    Failures,
+    NetworkPath,
+    bypasses_proxy,
+    is_public_api,
+    point_cli_at,
+    point_cli_through,
+    trusted_context,
+)
 from .rewrite import StrictServers
 from .server import Acceptor, CliConnection, Forwarder, Live
 from .tls import FIRST_PARTY_HOST, SessionCA
@@ -107,8 +56,6 @@ UNSERVABLE_PROVIDERS = (
 """Settings that send the CLI to a provider with its own API shape, auth and
 endpoints, which ``ANTHROPIC_BASE_URL`` does not reach."""
 
-_LOOPBACK_NAMES = ("127.0.0.1", "localhost")
-
 logger = logging.getLogger(__name__)
 
 _START_TIMEOUT_S = 30.0
@@ -123,24 +70,6 @@ _LISTEN_BACKLOG = 1024
 # --------------------------------------------------------------------------
 # Configuration: which fields, which upstream, which proxy
 # --------------------------------------------------------------------------
-
-
-def normalize_mcp_name(name: str) -> str:
-    """A server or tool name as Claude Code spells it in ``mcp__<server>__<tool>``.
-
-    Claude Code replaces each UTF-16 code unit outside ``[A-Za-z0-9_-]`` with
-    an underscore, so a character beyond the BMP (an emoji) becomes two
-    (server ``"lagrum-ö📚"`` is ``lagrum-___``, tool
-    ``"find.v1"`` is ``find_v1``; see ``tests/e2e/test_e2e_relay.py``).
-    """
-    return "".join(
-        c
-        if c.isascii() and (c.isalnum() or c in "_-")
-        else "__"
-        if ord(c) > 0xFFFF
-        else "_"
-        for c in name
-    )
 
 
 def collect_tool_fields(mcp_servers: object) -> dict[str, dict[str, Any]]:
@@ -298,18 +227,9 @@ def strict_servers_for(
     )
 
 
-def _set(value: str | None) -> bool:
-    # What counts as "set" is deliberately broad: the relay refuses rather
-    # than let a CLI that reads the value as true bypass it unnoticed.
-    return value is not None and value.strip().lower() not in _UNSET_VALUES
-
-
-_UNSET_VALUES = frozenset({"", "0", "false", "no", "off"})
-
-
 def refuse_unservable_provider(env: Mapping[str, str]) -> None:
     """Raise when ``env`` sends the CLI to a provider the relay cannot serve."""
-    chosen = [name for name in UNSERVABLE_PROVIDERS if _set(env.get(name))]
+    chosen = [name for name in UNSERVABLE_PROVIDERS if is_set(env.get(name))]
     if chosen:
         raise ToolFieldsRelayError(
             f"tool_fields_relay=True cannot be used with {', '.join(chosen)}: the "
@@ -337,28 +257,6 @@ def resolve_upstream(env: Mapping[str, str]) -> str:
             "(ANTHROPIC_AUTH_TOKEN or ANTHROPIC_CUSTOM_HEADERS)"
         )
     return upstream.rstrip("/")
-
-
-def is_public_api(url: str) -> bool:
-    """Whether ``url`` is a spelling of the public API: ``https``, host
-    ``api.anthropic.com`` in any case, port 443 or none, no path beyond
-    ``/``, no query. Such a base URL is what Claude Code uses by default, so
-    the relay keeps it first-party (proxy mode) rather than base-URL mode."""
-    try:
-        parts = urllib.parse.urlsplit(url.strip())
-        port = parts.port
-    except ValueError:
-        return False
-    return (
-        parts.scheme.lower() == "https"
-        and (parts.hostname or "").rstrip(".") == FIRST_PARTY_HOST
-        and port in (None, 443)
-        and parts.username is None
-        and parts.password is None
-        and parts.path in ("", "/")
-        and not parts.query
-        and not parts.fragment
-    )
 
 
 def outbound_proxy(upstream: str, env: Mapping[str, str]) -> str | None:
@@ -391,96 +289,6 @@ def _check_proxy(
         raise ToolFieldsRelayError(
             f"tool_fields_relay needs the socksio package for the SOCKS proxy in "
             f"{setting} (pip install socksio), as httpx does"
-        )
-
-
-def _bypasses_proxy(url: urllib.parse.SplitResult, no_proxy: str) -> bool:
-    """Whether ``no_proxy`` names ``url``'s host, as curl reads it: ``*``, or
-    comma-separated host names (a name also covers its subdomains, a leading
-    dot is ignored), each optionally with ``:port``."""
-    host = (url.hostname or "").lower()
-    for entry in no_proxy.lower().split(","):
-        entry = entry.strip()
-        if entry == "*":
-            return True
-        name, _, port = (
-            entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
-        )
-        effective_port = url.port or (443 if url.scheme == "https" else 80)
-        if port and port != str(effective_port):
-            continue
-        # ``*.example.com`` is read as ``.example.com`` (as Node's and
-        # Python's proxy settings read it): every name under it.
-        name = name.removeprefix("*").lstrip(".")
-        if name and (host == name or host.endswith("." + name)):
-            return True
-    return False
-
-
-def point_cli_at(env: MutableMapping[str, str], relay_url: str) -> None:
-    """Send the CLI described by ``env`` to the relay at ``relay_url``.
-
-    Also adds loopback to ``NO_PROXY``: with ``HTTPS_PROXY`` set, the CLI
-    sends even a loopback base URL through the proxy (API key included)
-    unless ``NO_PROXY`` names it. Both spellings get the same merged list, so
-    whichever one the CLI reads keeps the user's own entries.
-    """
-    env["ANTHROPIC_BASE_URL"] = relay_url
-    entries: list[str] = []
-    for name in ("NO_PROXY", "no_proxy"):
-        for entry in (env.get(name) or "").split(","):
-            entry = entry.strip()
-            if entry and entry not in entries:
-                entries.append(entry)
-    for name in _LOOPBACK_NAMES:
-        if name not in entries:
-            entries.append(name)
-    env["NO_PROXY"] = env["no_proxy"] = ",".join(entries)
-
-
-def point_cli_through(
-    env: MutableMapping[str, str], proxy_url: str, bundle: str
-) -> None:
-    """Send the CLI described by ``env`` through the relay as its HTTPS proxy.
-
-    ``ANTHROPIC_BASE_URL`` stays unset, so the CLI stays first-party. The
-    relay's CA joins the caller's own extra certificates (``bundle`` holds
-    both). ``NO_PROXY`` keeps the caller's entries, except any that would
-    send api.anthropic.com around the relay (the relay itself honours them
-    for its own connections), and gains loopback.
-    """
-    env["HTTPS_PROXY"] = env["https_proxy"] = proxy_url
-    env["NODE_EXTRA_CA_CERTS"] = bundle
-    # A base URL that spells the public API differently (``/``, ``:443``,
-    # case) is the default; unset, Claude Code is first-party for certain.
-    if is_public_api(env.get("ANTHROPIC_BASE_URL") or ""):
-        del env["ANTHROPIC_BASE_URL"]
-    api = urllib.parse.urlsplit(f"https://{FIRST_PARTY_HOST}")
-    entries: list[str] = []
-    removed: list[str] = []
-    # The list Claude Code's API and MCP connections judge by (``no_proxy``
-    # when set, else ``NO_PROXY``: ``network.NetworkPath``), for both
-    # spellings, so that what it sends direct stays what it was.
-    for entry in NetworkPath(env).no_proxy.replace(",", " ").split():
-        if entry in entries or entry in removed:
-            continue
-        api_entry = _bypasses_proxy(api, entry) or NetworkPath(
-            {"NO_PROXY": entry}
-        ).bypasses(FIRST_PARTY_HOST, 443)
-        (removed if api_entry else entries).append(entry)
-    for name in _LOOPBACK_NAMES:
-        if name not in entries:
-            entries.append(name)
-    env["NO_PROXY"] = env["no_proxy"] = ",".join(entries)
-    if removed:
-        # Once per CLI process: the relay would otherwise never see the
-        # Messages requests, and no field would reach them without a word.
-        logger.warning(
-            "tool_fields_relay removed %s from NO_PROXY for Claude Code: they "
-            "send %s around the relay (the relay's own connections still "
-            "honour them)",
-            ", ".join(removed),
-            FIRST_PARTY_HOST,
         )
 
 
@@ -728,7 +536,7 @@ class ToolFieldsRelay:
                 self._ca.server_context,
                 self._proxy if network is None else network.proxy,
                 (
-                    lambda host, port: _bypasses_proxy(
+                    lambda host, port: bypasses_proxy(
                         urllib.parse.urlsplit(f"https://{host}:{port}"), no_proxy
                     )
                 )
