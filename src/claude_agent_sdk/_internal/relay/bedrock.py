@@ -34,7 +34,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .lifecycle import ToolFieldsRelayError
+from .evidence import ToolFieldsRelayError
 
 logger = logging.getLogger(__name__)
 

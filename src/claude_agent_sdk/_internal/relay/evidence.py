@@ -59,6 +59,35 @@ class ToolFieldsRelayError(ValueError):
     """
 
 
+def normalize_mcp_name(name: str) -> str:
+    """A server or tool name as Claude Code spells it in ``mcp__<server>__<tool>``.
+
+    Claude Code replaces each UTF-16 code unit outside ``[A-Za-z0-9_-]`` with
+    an underscore, so a character beyond the BMP (an emoji) becomes two
+    (server ``"lagrum-ö📚"`` is ``lagrum-___``, tool
+    ``"find.v1"`` is ``find_v1``; see ``tests/e2e/test_e2e_relay.py``).
+    """
+    return "".join(
+        c
+        if c.isascii() and (c.isalnum() or c in "_-")
+        else "__"
+        if ord(c) > 0xFFFF
+        else "_"
+        for c in name
+    )
+
+
+def is_set(value: str | None) -> bool:
+    """Whether an environment setting is on, as the relay reads the CLI's
+    ``CLAUDE_CODE_USE_*`` and the like."""
+    # What counts as "set" is deliberately broad: the relay refuses rather
+    # than let a CLI that reads the value as true bypass it unnoticed.
+    return value is not None and value.strip().lower() not in _UNSET_VALUES
+
+
+_UNSET_VALUES = frozenset({"", "0", "false", "no", "off"})
+
+
 @dataclass(frozen=True)
 class ToolFieldsReport:
     """What reached one API request of a query (or, relay off, what could not).
@@ -198,8 +227,6 @@ def declared_tools(mcp_servers: object) -> list[str]:
 
 
 def _api_name(server: str, tool: str) -> str:
-    from .lifecycle import normalize_mcp_name
-
     return f"mcp__{normalize_mcp_name(server)}__{normalize_mcp_name(tool)}"
 
 
@@ -208,8 +235,7 @@ def platform_of(
 ) -> Literal["anthropic", "bedrock", "vertex", "foundry"]:
     """The platform ``env`` sends Claude Code to (by its ``CLAUDE_CODE_USE_*``)."""
     for name, platform in _PLATFORM_SETTINGS:
-        value = (env.get(name) or "").strip().lower()
-        if value not in ("", "0", "false", "no", "off"):
+        if is_set(env.get(name)):
             return platform  # type: ignore[return-value]
     return "anthropic"
 

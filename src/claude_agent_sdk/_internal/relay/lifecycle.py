@@ -88,9 +88,17 @@ from mcp.server import Server
 
 from .._mcp_compat import listed_fields, meta_strict_tools, watch_meta_strict
 from .connections import outbound_pool
-from .evidence import ReportSink, ToolFieldsReport
+from .evidence import ReportSink, ToolFieldsReport, is_set, normalize_mcp_name
 from .evidence import ToolFieldsRelayError as ToolFieldsRelayError
-from .network import Failures, NetworkPath, trusted_context
+from .network import (
+    Failures,
+    NetworkPath,
+    bypasses_proxy,
+    is_public_api,
+    point_cli_at,
+    point_cli_through,
+    trusted_context,
+)
 from .rewrite import StrictServers
 from .server import Acceptor, CliConnection, Forwarder, Live
 from .tls import FIRST_PARTY_HOST, SessionCA
@@ -107,8 +115,6 @@ UNSERVABLE_PROVIDERS = (
 """Settings that send the CLI to a provider with its own API shape, auth and
 endpoints, which ``ANTHROPIC_BASE_URL`` does not reach."""
 
-_LOOPBACK_NAMES = ("127.0.0.1", "localhost")
-
 logger = logging.getLogger(__name__)
 
 _START_TIMEOUT_S = 30.0
@@ -123,24 +129,6 @@ _LISTEN_BACKLOG = 1024
 # --------------------------------------------------------------------------
 # Configuration: which fields, which upstream, which proxy
 # --------------------------------------------------------------------------
-
-
-def normalize_mcp_name(name: str) -> str:
-    """A server or tool name as Claude Code spells it in ``mcp__<server>__<tool>``.
-
-    Claude Code replaces each UTF-16 code unit outside ``[A-Za-z0-9_-]`` with
-    an underscore, so a character beyond the BMP (an emoji) becomes two
-    (server ``"lagrum-ö📚"`` is ``lagrum-___``, tool
-    ``"find.v1"`` is ``find_v1``; see ``tests/e2e/test_e2e_relay.py``).
-    """
-    return "".join(
-        c
-        if c.isascii() and (c.isalnum() or c in "_-")
-        else "__"
-        if ord(c) > 0xFFFF
-        else "_"
-        for c in name
-    )
 
 
 def collect_tool_fields(mcp_servers: object) -> dict[str, dict[str, Any]]:
@@ -298,18 +286,9 @@ def strict_servers_for(
     )
 
 
-def _set(value: str | None) -> bool:
-    # What counts as "set" is deliberately broad: the relay refuses rather
-    # than let a CLI that reads the value as true bypass it unnoticed.
-    return value is not None and value.strip().lower() not in _UNSET_VALUES
-
-
-_UNSET_VALUES = frozenset({"", "0", "false", "no", "off"})
-
-
 def refuse_unservable_provider(env: Mapping[str, str]) -> None:
     """Raise when ``env`` sends the CLI to a provider the relay cannot serve."""
-    chosen = [name for name in UNSERVABLE_PROVIDERS if _set(env.get(name))]
+    chosen = [name for name in UNSERVABLE_PROVIDERS if is_set(env.get(name))]
     if chosen:
         raise ToolFieldsRelayError(
             f"tool_fields_relay=True cannot be used with {', '.join(chosen)}: the "
@@ -337,28 +316,6 @@ def resolve_upstream(env: Mapping[str, str]) -> str:
             "(ANTHROPIC_AUTH_TOKEN or ANTHROPIC_CUSTOM_HEADERS)"
         )
     return upstream.rstrip("/")
-
-
-def is_public_api(url: str) -> bool:
-    """Whether ``url`` is a spelling of the public API: ``https``, host
-    ``api.anthropic.com`` in any case, port 443 or none, no path beyond
-    ``/``, no query. Such a base URL is what Claude Code uses by default, so
-    the relay keeps it first-party (proxy mode) rather than base-URL mode."""
-    try:
-        parts = urllib.parse.urlsplit(url.strip())
-        port = parts.port
-    except ValueError:
-        return False
-    return (
-        parts.scheme.lower() == "https"
-        and (parts.hostname or "").rstrip(".") == FIRST_PARTY_HOST
-        and port in (None, 443)
-        and parts.username is None
-        and parts.password is None
-        and parts.path in ("", "/")
-        and not parts.query
-        and not parts.fragment
-    )
 
 
 def outbound_proxy(upstream: str, env: Mapping[str, str]) -> str | None:
@@ -391,96 +348,6 @@ def _check_proxy(
         raise ToolFieldsRelayError(
             f"tool_fields_relay needs the socksio package for the SOCKS proxy in "
             f"{setting} (pip install socksio), as httpx does"
-        )
-
-
-def _bypasses_proxy(url: urllib.parse.SplitResult, no_proxy: str) -> bool:
-    """Whether ``no_proxy`` names ``url``'s host, as curl reads it: ``*``, or
-    comma-separated host names (a name also covers its subdomains, a leading
-    dot is ignored), each optionally with ``:port``."""
-    host = (url.hostname or "").lower()
-    for entry in no_proxy.lower().split(","):
-        entry = entry.strip()
-        if entry == "*":
-            return True
-        name, _, port = (
-            entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
-        )
-        effective_port = url.port or (443 if url.scheme == "https" else 80)
-        if port and port != str(effective_port):
-            continue
-        # ``*.example.com`` is read as ``.example.com`` (as Node's and
-        # Python's proxy settings read it): every name under it.
-        name = name.removeprefix("*").lstrip(".")
-        if name and (host == name or host.endswith("." + name)):
-            return True
-    return False
-
-
-def point_cli_at(env: MutableMapping[str, str], relay_url: str) -> None:
-    """Send the CLI described by ``env`` to the relay at ``relay_url``.
-
-    Also adds loopback to ``NO_PROXY``: with ``HTTPS_PROXY`` set, the CLI
-    sends even a loopback base URL through the proxy (API key included)
-    unless ``NO_PROXY`` names it. Both spellings get the same merged list, so
-    whichever one the CLI reads keeps the user's own entries.
-    """
-    env["ANTHROPIC_BASE_URL"] = relay_url
-    entries: list[str] = []
-    for name in ("NO_PROXY", "no_proxy"):
-        for entry in (env.get(name) or "").split(","):
-            entry = entry.strip()
-            if entry and entry not in entries:
-                entries.append(entry)
-    for name in _LOOPBACK_NAMES:
-        if name not in entries:
-            entries.append(name)
-    env["NO_PROXY"] = env["no_proxy"] = ",".join(entries)
-
-
-def point_cli_through(
-    env: MutableMapping[str, str], proxy_url: str, bundle: str
-) -> None:
-    """Send the CLI described by ``env`` through the relay as its HTTPS proxy.
-
-    ``ANTHROPIC_BASE_URL`` stays unset, so the CLI stays first-party. The
-    relay's CA joins the caller's own extra certificates (``bundle`` holds
-    both). ``NO_PROXY`` keeps the caller's entries, except any that would
-    send api.anthropic.com around the relay (the relay itself honours them
-    for its own connections), and gains loopback.
-    """
-    env["HTTPS_PROXY"] = env["https_proxy"] = proxy_url
-    env["NODE_EXTRA_CA_CERTS"] = bundle
-    # A base URL that spells the public API differently (``/``, ``:443``,
-    # case) is the default; unset, Claude Code is first-party for certain.
-    if is_public_api(env.get("ANTHROPIC_BASE_URL") or ""):
-        del env["ANTHROPIC_BASE_URL"]
-    api = urllib.parse.urlsplit(f"https://{FIRST_PARTY_HOST}")
-    entries: list[str] = []
-    removed: list[str] = []
-    # The list Claude Code's API and MCP connections judge by (``no_proxy``
-    # when set, else ``NO_PROXY``: ``network.NetworkPath``), for both
-    # spellings, so that what it sends direct stays what it was.
-    for entry in NetworkPath(env).no_proxy.replace(",", " ").split():
-        if entry in entries or entry in removed:
-            continue
-        api_entry = _bypasses_proxy(api, entry) or NetworkPath(
-            {"NO_PROXY": entry}
-        ).bypasses(FIRST_PARTY_HOST, 443)
-        (removed if api_entry else entries).append(entry)
-    for name in _LOOPBACK_NAMES:
-        if name not in entries:
-            entries.append(name)
-    env["NO_PROXY"] = env["no_proxy"] = ",".join(entries)
-    if removed:
-        # Once per CLI process: the relay would otherwise never see the
-        # Messages requests, and no field would reach them without a word.
-        logger.warning(
-            "tool_fields_relay removed %s from NO_PROXY for Claude Code: they "
-            "send %s around the relay (the relay's own connections still "
-            "honour them)",
-            ", ".join(removed),
-            FIRST_PARTY_HOST,
         )
 
 
@@ -728,7 +595,7 @@ class ToolFieldsRelay:
                 self._ca.server_context,
                 self._proxy if network is None else network.proxy,
                 (
-                    lambda host, port: _bypasses_proxy(
+                    lambda host, port: bypasses_proxy(
                         urllib.parse.urlsplit(f"https://{host}:{port}"), no_proxy
                     )
                 )

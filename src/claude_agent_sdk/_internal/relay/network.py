@@ -36,8 +36,11 @@ import socket
 import ssl
 import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
+
+from .evidence import ToolFieldsRelayError
+from .tls import FIRST_PARTY_HOST
 
 logger = logging.getLogger(__name__)
 
@@ -94,8 +97,6 @@ class NetworkPath:
 
     def check(self) -> None:
         """Refuse a proxy URL the relay cannot use, naming its variable."""
-        from .lifecycle import ToolFieldsRelayError
-
         if self.proxy is None:
             return
         try:
@@ -165,6 +166,125 @@ def shown(proxy: str | None) -> str:
     except ValueError:
         port = None
     return f"{parts.scheme}://{host}" + (f":{port}" if port else "")
+
+
+# --------------------------------------------------------------------------
+# Claude Code's own path: through the relay
+# --------------------------------------------------------------------------
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost")
+
+
+def is_public_api(url: str) -> bool:
+    """Whether ``url`` is a spelling of the public API: ``https``, host
+    ``api.anthropic.com`` in any case, port 443 or none, no path beyond
+    ``/``, no query. Such a base URL is what Claude Code uses by default, so
+    the relay keeps it first-party (proxy mode) rather than base-URL mode."""
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return False
+    return (
+        parts.scheme.lower() == "https"
+        and (parts.hostname or "").rstrip(".") == FIRST_PARTY_HOST
+        and port in (None, 443)
+        and parts.username is None
+        and parts.password is None
+        and parts.path in ("", "/")
+        and not parts.query
+        and not parts.fragment
+    )
+
+
+def bypasses_proxy(url: urllib.parse.SplitResult, no_proxy: str) -> bool:
+    """Whether ``no_proxy`` names ``url``'s host, as curl reads it: ``*``, or
+    comma-separated host names (a name also covers its subdomains, a leading
+    dot is ignored), each optionally with ``:port``."""
+    host = (url.hostname or "").lower()
+    for entry in no_proxy.lower().split(","):
+        entry = entry.strip()
+        if entry == "*":
+            return True
+        name, _, port = (
+            entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
+        )
+        effective_port = url.port or (443 if url.scheme == "https" else 80)
+        if port and port != str(effective_port):
+            continue
+        # ``*.example.com`` is read as ``.example.com`` (as Node's and
+        # Python's proxy settings read it): every name under it.
+        name = name.removeprefix("*").lstrip(".")
+        if name and (host == name or host.endswith("." + name)):
+            return True
+    return False
+
+
+def point_cli_at(env: MutableMapping[str, str], relay_url: str) -> None:
+    """Send the CLI described by ``env`` to the relay at ``relay_url``.
+
+    Also adds loopback to ``NO_PROXY``: with ``HTTPS_PROXY`` set, the CLI
+    sends even a loopback base URL through the proxy (API key included)
+    unless ``NO_PROXY`` names it. Both spellings get the same merged list, so
+    whichever one the CLI reads keeps the user's own entries.
+    """
+    env["ANTHROPIC_BASE_URL"] = relay_url
+    entries: list[str] = []
+    for name in ("NO_PROXY", "no_proxy"):
+        for entry in (env.get(name) or "").split(","):
+            entry = entry.strip()
+            if entry and entry not in entries:
+                entries.append(entry)
+    for name in LOOPBACK_NAMES:
+        if name not in entries:
+            entries.append(name)
+    env["NO_PROXY"] = env["no_proxy"] = ",".join(entries)
+
+
+def point_cli_through(
+    env: MutableMapping[str, str], proxy_url: str, bundle: str
+) -> None:
+    """Send the CLI described by ``env`` through the relay as its HTTPS proxy.
+
+    ``ANTHROPIC_BASE_URL`` stays unset, so the CLI stays first-party. The
+    relay's CA joins the caller's own extra certificates (``bundle`` holds
+    both). ``NO_PROXY`` keeps the caller's entries, except any that would
+    send api.anthropic.com around the relay (the relay itself honours them
+    for its own connections), and gains loopback.
+    """
+    env["HTTPS_PROXY"] = env["https_proxy"] = proxy_url
+    env["NODE_EXTRA_CA_CERTS"] = bundle
+    # A base URL that spells the public API differently (``/``, ``:443``,
+    # case) is the default; unset, Claude Code is first-party for certain.
+    if is_public_api(env.get("ANTHROPIC_BASE_URL") or ""):
+        del env["ANTHROPIC_BASE_URL"]
+    api = urllib.parse.urlsplit(f"https://{FIRST_PARTY_HOST}")
+    entries: list[str] = []
+    removed: list[str] = []
+    # The list Claude Code's API and MCP connections judge by (``no_proxy``
+    # when set, else ``NO_PROXY``: ``network.NetworkPath``), for both
+    # spellings, so that what it sends direct stays what it was.
+    for entry in NetworkPath(env).no_proxy.replace(",", " ").split():
+        if entry in entries or entry in removed:
+            continue
+        api_entry = bypasses_proxy(api, entry) or NetworkPath(
+            {"NO_PROXY": entry}
+        ).bypasses(FIRST_PARTY_HOST, 443)
+        (removed if api_entry else entries).append(entry)
+    for name in LOOPBACK_NAMES:
+        if name not in entries:
+            entries.append(name)
+    env["NO_PROXY"] = env["no_proxy"] = ",".join(entries)
+    if removed:
+        # Once per CLI process: the relay would otherwise never see the
+        # Messages requests, and no field would reach them without a word.
+        logger.warning(
+            "tool_fields_relay removed %s from NO_PROXY for Claude Code: they "
+            "send %s around the relay (the relay's own connections still "
+            "honour them)",
+            ", ".join(removed),
+            FIRST_PARTY_HOST,
+        )
 
 
 # --------------------------------------------------------------------------

@@ -47,30 +47,24 @@ from collections.abc import AsyncIterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .lifecycle import (
-    _LOOPBACK_NAMES,
-    ToolFieldsRelayError,
-    _bypasses_proxy,
-    _set,
-    point_cli_through,
-)
+from .evidence import ToolFieldsRelayError, is_set
+from .network import LOOPBACK_NAMES, bypasses_proxy, point_cli_through
 from .rewrite import (
-    _DECODER,
     ADVANCED_TOOL_USE_BETA,
     STRUCTURED_OUTPUTS_BETA,
     Rewrite,
     StrictServers,
-    _members_to_the_end,
-    _skip_bytes,
+    members_to_the_end,
+    skip_bytes,
     with_betas,
 )
 from .server import (
-    _NOT_FORWARDED_REQUEST,
+    NOT_FORWARDED_REQUEST,
     CliConnection,
     Forwarder,
     Request,
-    _content_encoding,
-    _UndecodableError,
+    UndecodableError,
+    content_encoding,
     decode_body,
 )
 
@@ -157,7 +151,7 @@ class Platform:
             entries = [
                 e
                 for e in env["NO_PROXY"].split(",")
-                if e and not _bypasses_proxy(api, e)
+                if e and not bypasses_proxy(api, e)
             ]
         else:
             env[self.base_url_setting] = relay.url
@@ -167,7 +161,7 @@ class Platform:
                     entry = entry.strip()
                     if entry and entry not in entries:
                         entries.append(entry)
-        for name in _LOOPBACK_NAMES:
+        for name in LOOPBACK_NAMES:
             if name not in entries:
                 entries.append(name)
         env["NO_PROXY"] = env["no_proxy"] = ",".join(entries)
@@ -198,7 +192,7 @@ def detect_platform(env: Mapping[str, str]) -> Platform | None:
     serve, naming the reason: more than one platform chosen, Foundry with
     neither a resource nor a base URL, Bedrock SigV4 without botocore.
     """
-    chosen = [name for name, setting in SETTINGS.items() if _set(env.get(setting))]
+    chosen = [name for name, setting in SETTINGS.items() if is_set(env.get(setting))]
     if not chosen:
         return None
     if len(chosen) > 1:
@@ -247,8 +241,8 @@ def detect_platform(env: Mapping[str, str]) -> Platform | None:
         host = f"{resource}.services.ai.azure.com" if resource else None
     signer = None
     if name == "bedrock" and not (
-        _set(env.get("AWS_BEARER_TOKEN_BEDROCK"))
-        or _set(env.get("CLAUDE_CODE_SKIP_BEDROCK_AUTH"))
+        is_set(env.get("AWS_BEARER_TOKEN_BEDROCK"))
+        or is_set(env.get("CLAUDE_CODE_SKIP_BEDROCK_AUTH"))
     ):
         from .bedrock import BedrockSigner
 
@@ -309,14 +303,14 @@ def answer_text(headers: list[tuple[bytes, bytes]], body: bytes) -> bytes:
     """An answer's body with its content codings undone (Claude Code asks
     for gzip, deflate and br answers, and the platforms use them), at most
     ``_ANSWER_READ_BYTES`` of it; as received when it cannot be decoded."""
-    encoding = _content_encoding(headers)
+    encoding = content_encoding(headers)
     if encoding is None:
         return body
     plain = body
     try:
         for coding in reversed(encoding.split(b", ")):
             plain = decode_body(plain, coding, _ANSWER_READ_BYTES)
-    except _UndecodableError:
+    except UndecodableError:
         return body
     return plain
 
@@ -363,11 +357,11 @@ class PlatformForwarder(Forwarder):
         headers = [
             (name, value)
             for name, value in request.headers
-            if name not in _NOT_FORWARDED_REQUEST
+            if name not in NOT_FORWARDED_REQUEST
         ]
         route = rest.split(b"?", 1)[0].rstrip(b"/").decode("latin-1")
         rewrite = Rewrite(body)
-        encoding = _content_encoding(headers)
+        encoding = content_encoding(headers)
         if self.platform.rewritten(request.method, route):
             if encoding is None:
                 rewrite = self._rewrite(body)
@@ -416,9 +410,7 @@ class PlatformForwarder(Forwarder):
                     ", ".join(rewrite.modified_tools),
                 )
                 headers = [
-                    (n, v)
-                    for n, v in request.headers
-                    if n not in _NOT_FORWARDED_REQUEST
+                    (n, v) for n, v in request.headers if n not in NOT_FORWARDED_REQUEST
                 ]
                 rewrite = Rewrite(
                     body,
@@ -482,6 +474,7 @@ _FIELD_OF_BETA = {
 
 _WS = " \t\n\r"
 _BETA_KEY = b'"anthropic_beta"'
+_DECODER = json.JSONDecoder()
 
 
 def _top_members(text: str) -> tuple[int, list[tuple[str, int, int, Any]]]:
@@ -527,10 +520,10 @@ def _is_key(body: bytes, found: int) -> int | None:
         before -= 1
     if before < 0 or body[before] not in b"{,":
         return None
-    colon = _skip_bytes(body, found + len(_BETA_KEY))
+    colon = skip_bytes(body, found + len(_BETA_KEY))
     if body[colon : colon + 1] != b":":
         return None
-    return _skip_bytes(body, colon + 1)
+    return skip_bytes(body, colon + 1)
 
 
 def _top_level_betas(body: bytes, first: int) -> tuple[int, int, Any] | None | bool:
@@ -556,7 +549,7 @@ def _top_level_betas(body: bytes, first: int) -> tuple[int, int, Any] | None | b
             value, length = _DECODER.raw_decode(text, 0)
         except (ValueError, IndexError):
             continue
-        if _members_to_the_end(text, length) is None:
+        if members_to_the_end(text, length) is None:
             continue
         return start, start + len(text[:length].encode("utf-8")), value
 
@@ -568,14 +561,14 @@ def with_body_betas(body: bytes, betas: list[str]) -> bytes:
     client writes it last), not the conversation."""
     if not betas:
         return body
-    first = _skip_bytes(body, 0)
+    first = skip_bytes(body, 0)
     if body[first : first + 1] != b"{":
         raise ValueError("not an object")
     located = _top_level_betas(body, first)
     if located is False:  # a key token that is not settled: read it all
         return _with_body_betas_read(body, betas)
     if located is None:  # no anthropic_beta anywhere: a new first member
-        after = _skip_bytes(body, first + 1)
+        after = skip_bytes(body, first + 1)
         if after >= len(body):
             raise ValueError("not an object")
         member = b'"anthropic_beta":[' + _joined(betas) + b"]"

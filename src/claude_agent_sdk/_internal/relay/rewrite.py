@@ -61,7 +61,7 @@ class StrictServers:
 
     The relay does not know these servers' tools; it knows their names, and
     Claude Code names each tool ``mcp__<server>__<tool>`` with both parts
-    normalized (``lifecycle.normalize_mcp_name``). A tool name is
+    normalized (``evidence.normalize_mcp_name``). A tool name is
     attributed to the longest normalized server name of ``mcp_servers`` it
     starts with, so a listed server ``a`` does not take in the tools of an
     unlisted ``a__b``.
@@ -241,7 +241,7 @@ class RewriteMemo:
             if start <= 0:
                 return None
         end = start + len(tools)
-        first = _skip_bytes(body, 0)
+        first = skip_bytes(body, 0)
         if body[first : first + 1] != b"{" or not _key_before(body, start):
             return None
         if len(body) - end != len(last.tail) or not body.endswith(last.tail):
@@ -250,7 +250,7 @@ class RewriteMemo:
                 tail = body[end:].decode("utf-8")
             except UnicodeDecodeError:
                 return None
-            keys = _members_to_the_end(tail, 0)
+            keys = members_to_the_end(tail, 0)
             if keys is None or "tools" in keys:
                 return None
             last.tail = bytes(body[end:])
@@ -703,7 +703,8 @@ _SPACE = frozenset(" \t\n\r")
 _SPACE_BYTES = frozenset(b" \t\n\r")
 
 
-def _skip_bytes(body: bytes, index: int) -> int:
+def skip_bytes(body: bytes, index: int) -> int:
+    """The index of the first byte from ``index`` on that is not JSON whitespace."""
     while index < len(body) and body[index] in _SPACE_BYTES:
         index += 1
     return index
@@ -781,7 +782,7 @@ def _locate_tools(body: bytes, relayed: Callable[[Any], bool]) -> _Located | Non
     brace), the last one, which ``JSON.parse`` keeps. A body where that does
     not settle it is read whole.
     """
-    first = _skip_bytes(body, 0)
+    first = skip_bytes(body, 0)
     if body[first : first + 1] != b"{":
         return _locate_tools_by_reading(body, relayed)
     end = len(body)
@@ -790,10 +791,10 @@ def _locate_tools(body: bytes, relayed: Callable[[Any], bool]) -> _Located | Non
         if found == -1:
             return _locate_tools_by_reading(body, relayed)
         end = found
-        colon = _skip_bytes(body, found + 7)
+        colon = skip_bytes(body, found + 7)
         if body[colon : colon + 1] != b":":
             continue
-        start = _skip_bytes(body, colon + 1)
+        start = skip_bytes(body, colon + 1)
         if not _key_before(body, start):
             continue
         text = body[start:].decode("utf-8")
@@ -804,7 +805,7 @@ def _locate_tools(body: bytes, relayed: Callable[[Any], bool]) -> _Located | Non
                 entries, length = None, int(_DECODER.raw_decode(text, 0)[1])
         except (ValueError, IndexError):
             continue  # not a value that closes the body: not this one
-        if _members_to_the_end(text, length) is None:
+        if members_to_the_end(text, length) is None:
             continue
         if entries is None:
             return None  # "tools" is not an array
@@ -820,7 +821,7 @@ def _locate_tools(body: bytes, relayed: Callable[[Any], bool]) -> _Located | Non
         )
 
 
-def _members_to_the_end(text: str, index: int) -> list[str] | None:
+def members_to_the_end(text: str, index: int) -> list[str] | None:
     """The keys of the ``,"key":value`` members from ``text[index]`` up to
     the last ``}`` of ``text``, or None when what follows is not that."""
     keys: list[str] = []

@@ -59,7 +59,7 @@ _HOP_BY_HOP = frozenset(
         b"upgrade",
     }
 )
-_NOT_FORWARDED_REQUEST = _HOP_BY_HOP
+NOT_FORWARDED_REQUEST = _HOP_BY_HOP
 _HOP_BY_HOP_AND_LENGTH = _HOP_BY_HOP | {b"content-length"}
 
 _METHODS_WITH_BODY = frozenset({b"POST", b"PUT", b"PATCH"})
@@ -556,12 +556,12 @@ class Forwarder:
         headers = [
             (name, value)
             for name, value in request.headers
-            if name not in _NOT_FORWARDED_REQUEST
+            if name not in NOT_FORWARDED_REQUEST
         ]
         route = rest.split(b"?", 1)[0].rstrip(b"/").decode("latin-1")
         rewrite = Rewrite(body)
         if request.method == b"POST" and route in _REWRITTEN_ROUTES:
-            encoding = _content_encoding(headers)
+            encoding = content_encoding(headers)
             if encoding is None:
                 rewrite = self._rewrite(body)
             else:
@@ -619,7 +619,7 @@ class Forwarder:
             return Rewrite(body)
         try:
             plain = decode_body(body, encoding)
-        except _UndecodableError as why:
+        except UndecodableError as why:
             declared = list(self._fields_by_name) + (
                 []
                 if self._strict_servers is None
@@ -769,7 +769,7 @@ class Forwarder:
         cli.end_response()
 
 
-def _content_encoding(headers: Iterable[tuple[bytes, bytes]]) -> bytes | None:
+def content_encoding(headers: Iterable[tuple[bytes, bytes]]) -> bytes | None:
     """The request's content coding(s), lower case, or None for identity."""
     codings = [
         part.strip().lower()
@@ -781,7 +781,7 @@ def _content_encoding(headers: Iterable[tuple[bytes, bytes]]) -> bytes | None:
     return b", ".join(codings) if codings else None
 
 
-class _UndecodableError(Exception):
+class UndecodableError(Exception):
     """Why a body's content coding cannot be undone (its text ends a sentence)."""
 
 
@@ -815,32 +815,30 @@ def decode_body(body: bytes, encoding: bytes, limit: int = MAX_BODY_BYTES) -> by
                     plain += decoder.decompress(rest, _DECODE_STEP)
                     rest = decoder.unconsumed_tail
                     if len(plain) > limit:
-                        raise _UndecodableError(
-                            "is larger than the relay reads decoded"
-                        )
+                        raise UndecodableError("is larger than the relay reads decoded")
             except zlib.error:
                 continue
             if decoder.eof and not decoder.unused_data:
                 return bytes(plain)
-        raise _UndecodableError("is not valid")
+        raise UndecodableError("is not valid")
     if encoding == b"br":
         brotli = _brotli()
         if brotli is None:
-            raise _UndecodableError("needs the brotli package to be read")
+            raise UndecodableError("needs the brotli package to be read")
         try:
             return _brotli_decoded(brotli, body, limit)
-        except _UndecodableError:
+        except UndecodableError:
             raise
         except Exception as error:  # noqa: BLE001 - any failure: not valid
-            raise _UndecodableError("is not valid") from error
-    raise _UndecodableError("is in a coding the relay does not read")
+            raise UndecodableError("is not valid") from error
+    raise UndecodableError("is in a coding the relay does not read")
 
 
 def _brotli_decoded(brotli: Any, body: bytes, limit: int) -> bytes:
     """``body`` brotli-decoded, refused as soon as it passes ``limit``."""
     decoder = brotli.Decompressor()
     plain = bytearray()
-    too_large = _UndecodableError("is larger than the relay reads decoded")
+    too_large = UndecodableError("is larger than the relay reads decoded")
     try:
         decoder.process(b"", output_buffer_limit=_DECODE_STEP)
         bounded = True
@@ -863,7 +861,7 @@ def _brotli_decoded(brotli: Any, body: bytes, limit: int) -> bytes:
     if len(plain) > limit:
         raise too_large
     if not decoder.is_finished():
-        raise _UndecodableError("is not valid")
+        raise UndecodableError("is not valid")
     return bytes(plain)
 
 
