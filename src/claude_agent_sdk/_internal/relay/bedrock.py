@@ -1,27 +1,9 @@
 """SigV4 signing of the Bedrock requests the relay changes (``bedrock`` extra).
 
-Claude Code signs each Bedrock request with AWS Signature Version 4,
-service ``bedrock``; the signature covers ``x-amz-content-sha256`` (the
-body's SHA-256), ``anthropic-beta`` and ``host``, so a request whose body
-the relay changed must be signed again, or Bedrock refuses it. The relay
-signs it with the caller's own credentials, resolved by botocore (the
-library the Anthropic Python SDK's Bedrock client uses) from the
-environment Claude Code is given: ``options.env`` over the process's keys
-(``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY`` / ``AWS_SESSION_TOKEN``),
-else its ``AWS_PROFILE``, ``AWS_CONFIG_FILE`` and
-``AWS_SHARED_CREDENTIALS_FILE``, then botocore's own chain (SSO, process,
-container and instance roles). Region and service are those of Claude
-Code's own signature (its credential scope). Nothing is forged: without
-credentials the request goes as Claude Code sent it, with a WARNING.
-Credentials are never logged, nor anything botocore logs while it signs for
-the relay (its DEBUG records of the canonical request carry every signed
-header value, ``x-amz-security-token`` and a gateway's key included): those
-records, and only those (the thread signing for the relay, while it
-signs), are dropped before any handler sees them.
-
-botocore is imported only when Bedrock is used with SigV4; its absence is a
-``ToolFieldsRelayError`` at start naming the extra.
-"""
+Signs with the caller's own credentials through botocore, imported only when
+Bedrock is used with SigV4; without credentials the request goes as sent,
+with a WARNING. Nothing botocore logs while it signs for the relay reaches a
+handler. docs/relay.md ("Bedrock credentials") has the details."""
 
 from __future__ import annotations
 

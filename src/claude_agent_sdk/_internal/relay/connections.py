@@ -1,20 +1,9 @@
 """The tool-fields relay's outbound connections to the upstream API.
 
-The relay forwards each request exactly as the CLI sent it, so an HTTP
-client's layers (auth, redirects, cookies, default headers, content
-decoding) are all things it must not do, and on every API call they cost
-time the CLI waits for. ``UpstreamPool`` is what is left: keep-alive
-HTTP/1.1 connections to the one upstream, directly or through the caller's
-plain-``http`` proxy (``CONNECT`` for an ``https`` upstream, the absolute
-URL for an ``http`` one), over asyncio's own transports. A request is its
-head and body written as they are; a response is its status line and
-headers parsed once, and its body handed on as it arrives (decoded from
-chunked framing, nothing else touched), with back-pressure both ways.
-
-What it does not speak itself it leaves to httpcore, the transport under
-httpx and httpx2, configured as the client would be (``_core_pool``): an
-``https://`` proxy (TLS to the proxy) and SOCKS proxies.
-"""
+Keep-alive HTTP/1.1 connections (``UpstreamPool``) on asyncio's own
+transports, directly or through the caller's plain-``http`` proxy; an
+``https://`` or SOCKS proxy is left to httpcore, configured as httpx would
+be (``_core_pool``). Why no HTTP client: docs/relay.md, "How it is built"."""
 
 from __future__ import annotations
 

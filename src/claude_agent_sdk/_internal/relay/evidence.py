@@ -1,29 +1,9 @@
-"""What the fork did to each API request, for logs and for the caller's code.
-
-Three kinds of facts, each a ``ToolFieldsReport``:
-
-- ``relay_off``: a query defines SDK tools with ``strict`` or
-  ``input_examples`` while ``tool_fields_relay`` is off. Claude Code (the
-  version this SDK bundles)
-  drops both fields from MCP tools, so they never reach the API; one
-  WARNING record per query says so and how to turn the relay on.
-- ``changed``: the relay added fields to a request: one INFO record per
-  request (platform, mode, tools made strict, tools given examples, betas,
-  tools left without strict and why).
-- ``unchanged``: a request carried tools the relay meant to change and it
-  could not (why). When the relay already warned about it (a body it could
-  not change safely), that WARNING is the request's record; otherwise one
-  INFO record.
-
-Never a credential, never a body: the records and reports hold tool names,
-beta names, the route and the reasons only.
-
-The caller sees the same facts through ``ClaudeAgentOptions.
-tool_fields_report``, a callable given each ``ToolFieldsReport``.
-
-This module is imported by ``claude_agent_sdk`` itself, so it stays light:
-nothing of the relay is loaded until a relay runs.
-"""
+"""What the fork did to each API request, for logs and for the caller's code
+(``ToolFieldsReport``: ``relay_off``, ``changed``, ``unchanged``; never a
+credential or a body), and the names every relay module shares
+(``ToolFieldsRelayError``, ``normalize_mcp_name``, ``is_set``). Imported by
+``claude_agent_sdk`` itself, so it stays light: nothing else of the relay is
+loaded until a relay runs."""
 
 from __future__ import annotations
 

@@ -1,69 +1,10 @@
-"""A loopback relay that adds SDK tools' ``strict`` and ``input_examples`` to
-the Messages API requests Claude Code sends (``tool_fields_relay=True``).
+"""The tool-fields relay's settings and lifecycle (``tool_fields_relay=True``).
 
-Why it exists: the SDK serves ``strict`` and ``input_examples`` on MCP
-``tools/list``, but Claude Code does not copy either into the
-``tools`` of its API request, so strict tool use never switches on and the
-model never sees the examples. The SDK therefore puts itself on Claude
-Code's way to the API and adds the declared fields to the SDK tools' entries
-on the way, in one of two modes:
-
-- proxy mode (``proxy``), when the caller has no ``ANTHROPIC_BASE_URL``
-  of their own: Claude Code keeps the public API as its base URL, so it
-  stays first-party, and reaches it through the relay as its
-  ``HTTPS_PROXY``, trusting a per-session CA (``tls``) for that host;
-- base-URL mode, for a caller's gateway: Claude Code's
-  ``ANTHROPIC_BASE_URL`` is the relay, which forwards to the caller's.
-
-What it guarantees:
-
-- It listens on 127.0.0.1 only, on a free port, behind a random 256-bit
-  secret: the path prefix in base-URL mode, the proxy password (checked on
-  each ``CONNECT``) in proxy mode. A request without it is refused from its
-  request line and headers, before any of its body is read, and never
-  forwarded, so other local processes cannot use it as an open proxy
-  carrying the user's credentials, nor make it buffer anything.
-- Bounded: headers within 10 s and 16 KiB, bodies up to 64 MiB (twice the
-  API's own limit; larger is a 413), connections idle for 10 minutes
-  closed, at most 64 connections that never authenticated (the oldest goes
-  first); the CLI's own connections are never capped.
-- Only ``POST .../v1/messages`` and ``.../v1/messages/count_tokens`` bodies
-  are rewritten, and only the ``tools`` entries named
-  ``mcp__<server>__<tool>`` of SDK tools that declare the fields: the new
-  members are written into the original bytes, which are otherwise kept as
-  sent. ``anthropic-beta`` gains ``structured-outputs-2025-12-15`` when
-  ``strict`` is added and ``advanced-tool-use-2025-11-20`` when examples
-  are, once each. A body the relay has nothing to add to, or cannot change
-  safely, is forwarded byte for byte (the latter with a WARNING naming the
-  tools); everything else (paths with their ``;params``, methods, headers,
-  other tools and fields) passes through as sent.
-- With ``strict_mcp_servers``, the tools of those servers (any transport;
-  the SDK sees only their names) are sent with ``strict: true`` and the
-  strict form of their schema (``strict_schema.strict_schemas``, spliced
-  in place of the ``input_schema`` value), or as sent, named once in a
-  WARNING, when no strict form exists (``rewrite.StrictServers``).
-- Responses stream back as they arrive (server-sent events), with status,
-  headers and content-encoding unchanged; when the CLI goes away, the
-  upstream request is closed.
-- Over strict mode's per-request caps the request still goes out: the
-  first tools stay strict, the rest without, named once at WARNING; one
-  whose own strict tools go over a cap by themselves gets no strict added.
-  An API 400 to a modified request is passed through unchanged and logged
-  at WARNING with the tools that were modified.
-- ``x-api-key`` and ``Authorization`` are forwarded and never logged, stored
-  or echoed.
-
-How it runs: this module owns a dedicated thread with its own asyncio loop,
-on which ``server`` serves the CLI's connections (h11 on an asyncio
-protocol), ``rewrite`` changes the request bodies and
-``connections`` forwards them over its own keep-alive HTTP/1.1
-connections on asyncio transports (httpcore, the transport of the
-httpx-style client mcp already installs, only for an ``https://`` or SOCKS
-proxy). The caller's event loop
-(asyncio or trio) only starts and stops that thread, through
-``anyio.to_thread``, so the relay works the same under either and never
-competes with the caller's tasks.
-"""
+What to relay, read from ``options`` and the CLI's environment and refused
+before anything starts when it cannot be served (``prepare_for_cli``), and
+one ``ToolFieldsRelay`` per CLI process: a loopback server on a thread with
+its own event loop, started and stopped from the caller's asyncio or trio
+loop. docs/relay.md says what the relay changes and what it guarantees."""
 
 from __future__ import annotations
 

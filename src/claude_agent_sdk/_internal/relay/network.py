@@ -1,30 +1,8 @@
-"""Claude Code's network path and trust, for the relay's own connections, and
-failures that name their cause.
-
-The relay connects on Claude Code's behalf (to the API, and in proxy mode to
-every host Claude Code tunnels through it), so each of those connections
-takes the way Claude Code itself would have taken to that destination and
-trusts what Claude Code trusts (docs/relay.md, "Claude Code's network
-path", has the table measured with the real CLI):
-
-- **Proxy** (``NetworkPath``): the first non-empty of ``https_proxy``,
-  ``HTTPS_PROXY``, ``http_proxy``, ``HTTP_PROXY``, then ``all_proxy``/
-  ``ALL_PROXY`` when it is an http(s) URL (a SOCKS one is ignored, as Claude
-  Code ignores it), for every destination. ``no_proxy`` when set, else
-  ``NO_PROXY``, is judged for each destination: ``*``; a name covers itself
-  and every name under it (``name``, ``.name``, ``*.name``); ``name:port``
-  only that port. Entries are separated by commas or spaces, in any case.
-- **Trust** (``trusted_context``): the sources ``CLAUDE_CODE_CERT_STORE``
-  names (``bundled``: the Mozilla roots, as certifi ships them; ``system``:
-  ``SSL_CERT_FILE``/``SSL_CERT_DIR``, else the operating system's default
-  CA file and folder; both when unset), plus ``NODE_EXTRA_CA_CERTS``.
-- **Failures** (``Failures``): a TLS verification failure, a failed name
-  lookup, a refused connection and a proxy's refusal are named once at
-  WARNING (destination, proxy, cause, fix); repeats are counted. One that
-  keeps the API unreachable for ``FATAL_AFTER_S`` becomes the relay's
-  ``failure``, which the SDK raises to the caller as a
-  ``ToolFieldsRelayError`` with the same text.
-"""
+"""Claude Code's network path and trust, for the relay's own connections
+(``NetworkPath``, ``trusted_context``); failures that name their cause
+(``Failures``); and how Claude Code's environment is pointed through the
+relay (``point_cli_at``, ``point_cli_through``). docs/relay.md, "Claude
+Code's network path and trust", has the rules as measured with the real CLI."""
 
 from __future__ import annotations
 

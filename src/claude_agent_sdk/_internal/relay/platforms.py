@@ -1,40 +1,8 @@
 """The tool-fields relay on Amazon Bedrock, Google Vertex AI and Microsoft
-Foundry (``CLAUDE_CODE_USE_BEDROCK`` / ``_VERTEX`` / ``_FOUNDRY``).
-
-Claude Code talks to each platform's own endpoint, in the platform's own
-request shape (what Claude Code sends, and what each platform
-documents, is in docs/relay.md). The relay keeps the promise it makes on
-the Claude API: only ``strict`` / ``input_examples`` and the platform's way
-of enabling them are added, everything else reaches the platform as sent.
-
-- Routes: with the platform's public endpoint, proxy mode terminates only
-  that one API host (``bedrock-runtime.<region>.amazonaws.com``,
-  ``<region>-aiplatform.googleapis.com``,
-  ``<resource>.services.ai.azure.com``) and tunnels every other host (token
-  endpoints, ``bedrock.<region>``) untouched; with a gateway
-  (``ANTHROPIC_BEDROCK_BASE_URL`` / ``_VERTEX_`` / ``_FOUNDRY_``), that
-  variable is pointed at the relay (base-URL mode), which forwards there.
-- Rewritten requests: Bedrock ``POST .../model/<id>/invoke`` and
-  ``invoke-with-response-stream``, Vertex ``POST
-  .../publishers/anthropic/models/<id>:rawPredict`` and
-  ``:streamRawPredict``, Foundry ``POST .../v1/messages`` (and
-  ``count_tokens``).
-- Betas: strict tool use is generally available on Bedrock and Vertex, so
-  ``strict`` takes no beta there; ``input_examples`` takes
-  ``tool-examples-2025-10-29`` on both. Bedrock takes betas in the body's
-  ``anthropic_beta`` array, Vertex in the ``anthropic-beta`` header.
-  Foundry (strict in beta there) takes the first-party betas in the header.
-- Signatures: a SigV4-signed Bedrock request that the relay changes (or
-  forwards to another host, in base-URL mode) is signed again with the
-  caller's own AWS credentials by botocore (``bedrock``); Bearer tokens
-  (Vertex OAuth, ``AWS_BEARER_TOKEN_BEDROCK``, Foundry) sign no body and
-  pass as sent.
-- No retry loop: when a platform answers that structured outputs (or a
-  field) are not supported, the relay stops adding that field for its
-  life, passes the answer through and says so once (Claude Code itself
-  retries a Foundry refusal without ``strict``, which the relay must not
-  undo).
-"""
+Foundry (``CLAUDE_CODE_USE_BEDROCK`` / ``_VERTEX`` / ``_FOUNDRY``): which
+platform and route (``detect_platform``), which requests are rewritten and
+with which betas (``PlatformForwarder``), and a field the platform refuses
+left out from then on. docs/relay.md has the table per platform."""
 
 from __future__ import annotations
 

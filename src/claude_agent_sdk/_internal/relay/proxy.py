@@ -1,23 +1,9 @@
 """The tool-fields relay as Claude Code's HTTPS proxy (proxy mode).
 
-When the caller has no ``ANTHROPIC_BASE_URL`` of their own, the SDK leaves
-Claude Code talking to ``https://api.anthropic.com`` itself, so that it stays
-in first-party mode (its managed-settings and policy-limits requests, betas,
-headers and body are those of the first-party API), and gives it
-``HTTPS_PROXY`` pointing at the relay instead:
-
-- Each connection must authenticate before anything else: its first request
-  must be ``CONNECT`` with the relay's ``Proxy-Authorization`` (a 256-bit
-  secret in the proxy URL's password, which Claude Code sends as Basic
-  credentials); anything else is refused from the request line and headers,
-  and the connection closed.
-- ``CONNECT api.anthropic.com:443`` is terminated: TLS with the session CA's
-  certificate (``tls``), then each request is served exactly as in
-  base-URL mode (``relay_server.CliConnection``), forwarded to
-  ``https://api.anthropic.com`` through the caller's own proxy if any.
-- Every other ``CONNECT`` is tunnelled byte for byte to its host, through
-  the caller's own (http) proxy where one applies, never decrypted.
-"""
+Each connection authenticates first (``CONNECT`` with the relay's
+``Proxy-Authorization``); ``CONNECT`` to the API host is terminated under the
+session CA (``tls``) and served as in base-URL mode; every other host is
+tunnelled byte for byte. Why this mode: docs/relay.md, "What else differs"."""
 
 from __future__ import annotations
 

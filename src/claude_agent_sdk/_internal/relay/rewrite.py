@@ -1,23 +1,9 @@
 """The tool-fields relay's request rewrite: pure functions, no I/O.
 
-``lifecycle.py`` runs the relay; this is what it does to a Messages
-API request body: add the declared ``strict`` and ``input_examples`` to the
-SDK tools' entries, make the tools of the servers named in
-``strict_mcp_servers`` strict (``strict: true`` and a strict-compatible
-``input_schema``, made by ``strict_schema``'s own transform), check strict
-mode's per-request caps on the result, and name the beta headers the
-additions need.
-
-The body is never re-serialized. Claude Code writes its bodies with
-JavaScript's ``JSON.stringify``, whose spellings (numbers such as ``1e-7``
-or ``1e+21``, escapes such as ``\\ud800`` for a lone UTF-16 surrogate) a
-Python round trip would not keep, and may even refuse to write. Instead the
-body's structure is located with the standard library's own scanner, and
-only the new members (``,"strict":true``) are written into the original
-text, next to the entry they belong to; every other byte is left as sent.
-A body whose ``tools`` cannot be located unambiguously is left unchanged,
-and the result says which tools lost their fields and why.
-"""
+Adds the declared ``strict`` and ``input_examples`` to the SDK tools' entries
+of a Messages API body, makes the tools of ``strict_mcp_servers`` strict,
+checks strict mode's per-request caps and names the betas the additions
+need, writing only the new members into the original bytes (docs/relay.md)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""The tool-fields relay's HTTP side: the CLI's connections and the exchange.
-
-Each connection from the CLI is a buffered asyncio protocol
-(``CliConnection``) with its own HTTP/1.1 framing, its request heads checked
-as h11 checks them; the ``Forwarder`` rewrites each request (``rewrite``)
-and forwards it over the relay's upstream connections (``connections``),
-streaming the response back as it arrives. ``lifecycle.py`` owns the thread,
-the loop and the listening socket these run on.
-"""
+"""The tool-fields relay's HTTP side: the CLI's connections (``CliConnection``,
+HTTP/1.1 framed here) and the exchange (``Forwarder``: rewrite, forward over
+``connections``, stream the answer back)."""
 
 from __future__ import annotations
 

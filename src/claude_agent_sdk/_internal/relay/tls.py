@@ -1,21 +1,8 @@
 """The tool-fields relay's per-session certificate authority (proxy mode).
 
-In proxy mode Claude Code talks to ``api.anthropic.com`` itself, through
-``HTTPS_PROXY`` pointing at the relay, so it stays in first-party mode. The
-relay terminates that one host's TLS with a certificate from a CA made for
-the session, which Claude Code trusts through ``NODE_EXTRA_CA_CERTS``:
-
-- The CA's private key is generated here and never leaves memory: it signs
-  the one leaf certificate (``api.anthropic.com``), then is dropped.
-- The leaf's key reaches ``ssl`` through an anonymous in-memory file
-  (``memfd``) where the platform has one, else a private temporary file that
-  is removed as soon as it is loaded.
-- The CA certificate (public) is written, with the certificates of the
-  caller's own ``NODE_EXTRA_CA_CERTS`` appended, to a file only the user can
-  read (0600), removed when the relay stops.
-
-``cryptography`` comes with mcp (through ``pyjwt[crypto]``) on both majors.
-"""
+A CA whose key never leaves memory signs the API host's certificate; Claude
+Code trusts it through ``NODE_EXTRA_CA_CERTS``, a 0600 file removed when the
+relay stops (docs/relay.md, "Limits", has how it is constrained)."""
 
 from __future__ import annotations
 
