@@ -99,7 +99,7 @@ def test_a_body_that_decodes_past_the_bound_is_refused_while_decoding(
     def decode() -> None:
         try:
             server.decode_body(bomb, coding)
-        except server._UndecodableError as why:  # noqa: SLF001
+        except server.UndecodableError as why:
             refused.append(str(why))
 
     peak = _peak_while(decode)
@@ -118,7 +118,7 @@ def test_a_body_within_the_bound_decodes_whole_in_any_coding(encoding: str) -> N
         "deflate": zlib.compress,
     }[encoding](plain)
     assert server.decode_body(body, encoding.encode()) == plain
-    with pytest.raises(server._UndecodableError, match="not valid"):  # noqa: SLF001
+    with pytest.raises(server.UndecodableError, match="not valid"):
         server.decode_body(body[:-4], encoding.encode())
 
 

@@ -33,9 +33,9 @@ try:
         DEFAULT_UPSTREAM,
         ToolFieldsRelay,
         ToolFieldsRelayError,
-        point_cli_through,
         prepare_for_cli,
     )
+    from claude_agent_sdk._internal.relay.network import point_cli_through
 except ImportError:  # a tree without the relay patch: these tests must fail
     DEFAULT_UPSTREAM = "https://api.anthropic.com"
     ToolFieldsRelay = None  # type: ignore[assignment, misc]

@@ -27,17 +27,17 @@ from tests.relay.cases import EXAMPLES, FIELDS, PLAIN, SCHEMA, STRICT, messages_
 try:
     from claude_agent_sdk._internal._mcp_compat import http_client_module
     from claude_agent_sdk._internal.relay import server as relay_module
+    from claude_agent_sdk._internal.relay.evidence import normalize_mcp_name
     from claude_agent_sdk._internal.relay.lifecycle import (
         ToolFieldsRelay,
         ToolFieldsRelayError,
         collect_tool_fields,
-        normalize_mcp_name,
         outbound_proxy,
-        point_cli_at,
         refuse_unservable_provider,
         resolve_upstream,
         start_for_cli,
     )
+    from claude_agent_sdk._internal.relay.network import point_cli_at
     from claude_agent_sdk._internal.relay.rewrite import (
         ADVANCED_TOOL_USE_BETA,
         rewrite_body,
