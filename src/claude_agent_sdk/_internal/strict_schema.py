@@ -438,7 +438,8 @@ RULES: tuple[Rule, ...] = (
         "objects of named properties (the root of many MCP tools: "
         '`{"type": "object", "properties": {...}, "oneOf": [{...}, {...}]}`)',
         note=": an `allOf` is merged into the object (each name declared once, "
-        "as the conjunction of its declarations: the same inputs). A union "
+        "as the conjunction of its declarations: the same inputs) where the "
+        "closing would declare a name as `{}`. A union "
         "below the root whose object has no optional name of its own is "
         "*distributed*: the object becomes the `anyOf` of its branches, each "
         "a complete closed object with the object's names (no name added). "
@@ -447,8 +448,9 @@ RULES: tuple[Rule, ...] = (
         "once, admitting what any branch declaring it admits (one `const` "
         "per branch becomes an `enum`), required where the object or every "
         "branch requires it, and the branches (their names, `const`s and "
-        "`required`) written in words: `{anyOf: [{properties: {kind: "
-        '{const: \"a\"}, a0: {}}, required: [\"kind\"]}, ...]}`. A union '
+        "`required`) written in words: `{anyOf: [{\"properties\": {\"kind\": "
+        '{\"const\": \"a\"}, \"a0\": {}}, \"required\": [\"kind\"]}, ...]}`. A '
+        "union "
         "a `$ref` points into, or with branches that are not such objects, "
         "is closed as in the row above, declaring its branches' names as "
         "`{}`: refused (the `{}` row below)",
@@ -2316,6 +2318,7 @@ def _serve_unions(served: Any, found: list[StrictViolation]) -> list[StrictViola
     name the closing still declares as ``{}`` (any value), unless ``found``
     reports its place already (a ``{}`` the author wrote)."""
     _merge_unions(served)
+    _drop_unreferenced_entries(served)
     reported = {v.path.replace("/oneOf/", "/anyOf/") for v in found}
     problems: list[StrictViolation] = []
     rule = _NAMED_RULES["declared"]
@@ -2367,6 +2370,62 @@ def _serve_unions(served: Any, found: list[StrictViolation]) -> list[StrictViola
     return problems
 
 
+def _drop_unreferenced_entries(served: Any) -> None:
+    """Remove the served ``$defs``/``definitions`` entries no served ``$ref``
+    reaches (one an ``allOf`` wrote out in place, or one only a merged
+    union's branch referred to): they apply to no input, and the caps would
+    count their properties."""
+    if type(served) is not dict:
+        return
+    entries: dict[str, tuple[dict[str, Any], str]] = {}
+    refs: dict[str, list[str]] = {}  # the refs under each entry ("" outside)
+    stack: list[tuple[str, str, Any]] = [("#", "", served)]
+    while stack:
+        where, entry, value = stack.pop()
+        if type(value) is dict:
+            ref = value.get("$ref")
+            if type(ref) is str:
+                refs.setdefault(entry, []).append(ref)
+            for key, sub in value.items():
+                at = f"{where}/{_escape(key)}"
+                if key in _DEFINITIONS and type(sub) is dict:
+                    for name, definition in sub.items():
+                        inner = f"{at}/{_escape(name)}"
+                        entries[inner] = (sub, name)
+                        stack.append((inner, inner, definition))
+                elif type(sub) is dict or type(sub) is list:
+                    stack.append((at, entry, sub))
+        elif type(value) is list:
+            stack.extend((f"{where}/{i}", entry, sub) for i, sub in enumerate(value))
+    if not entries:
+        return
+    reached: set[str] = set()
+    pending = list(refs.get("", []))
+    while pending:
+        ref = pending.pop()
+        for at in entries:
+            if at not in reached and (ref == at or ref.startswith(at + "/")):
+                reached.add(at)
+                pending.extend(refs.get(at, []))
+            elif at not in reached and at.startswith(ref + "/"):
+                reached.add(at)  # inside a referenced schema
+                pending.extend(refs.get(at, []))
+    for at, (container, name) in entries.items():
+        if at not in reached and not any(
+            at.startswith(other + "/") for other in entries if other not in reached
+        ):
+            container.pop(name, None)
+    stack2: list[Any] = [served]
+    while stack2:
+        value = stack2.pop()
+        if type(value) is dict:
+            for key in [k for k in _DEFINITIONS if value.get(k) == {}]:
+                del value[key]
+            stack2.extend(value.values())
+        elif type(value) is list:
+            stack2.extend(value)
+
+
 def _escape(name: str) -> str:
     return name.replace("~", "~0").replace("/", "~1")
 
@@ -2386,7 +2445,7 @@ class _Builder:
     __slots__ = (
         "describe", "as_is", "names_for", "graph", "violations", "closed",
         "_legacy", "_reported", "_refs", "_built", "_building", "_served_refs",
-        "_definitions", "_moved",
+        "_definitions", "_moved", "_declared",
     )  # fmt: skip
 
     def __init__(
@@ -2413,6 +2472,9 @@ class _Builder:
         self._served_refs: list[tuple[Path, Path]] = []
         self._definitions: list[tuple[Path, str]] = []
         self._moved: dict[Path, str] = {}
+        self._declared = False
+        """Whether the closing declared a name as ``{}`` or an ``allOf``
+        wrote a ``$ref`` out: ``_serve_unions`` has work only then."""
         if graph is not None:
             self._refs = {r.path: r for r in graph.references if r.keyword == "$ref"}
 
@@ -2428,7 +2490,7 @@ class _Builder:
         if self.graph is not None:
             self._build_definitions()
             self._check_recursion()
-        if not self.as_is:
+        if self._declared and not self.as_is:
             self.violations += _serve_unions(served, self.violations)
         return served
 
@@ -2531,7 +2593,8 @@ class _Builder:
             served = self._copy(schema, (), schema, 0)
         except (_NeedsGraphError, RecursionError):
             return None
-        self.violations += _serve_unions(served, self.violations)
+        if self._declared:
+            self.violations += _serve_unions(served, self.violations)
         return served
 
     def _copy_child(self, value: Any, path: Path, group: Any, depth: int) -> Any:
@@ -2635,6 +2698,7 @@ class _Builder:
                 if type(properties) is dict:
                     for name in sorted(names - properties.keys()):
                         properties[name] = {}
+                        self._declared = True
                     served["properties"] = properties
                     served["additionalProperties"] = False
             else:
@@ -2774,6 +2838,7 @@ class _Builder:
             return
         for name in sorted(names - properties.keys()):
             properties[name] = {}
+            self._declared = True
         out["properties"] = properties
         out["additionalProperties"] = False
 
@@ -2881,6 +2946,7 @@ class _Builder:
             return {}
         served_target = self.node(self.graph.nodes[target], target)  # type: ignore[union-attr]
         self._served_refs.append((path, target))
+        self._declared = True  # its $defs entry may be left unreferenced
         written_out = json.loads(json.dumps(served_target))
         rest = {key: value for key, value in branch.items() if key != "$ref"}
         if not rest:
