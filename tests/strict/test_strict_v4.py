@@ -387,7 +387,9 @@ def _issue_tool() -> dict[str, Any]:
 
 
 @strict_patch
-async def test_a_root_holding_a_union_of_22_parameters_is_served_strict_under_the_cap() -> None:
+async def test_a_root_holding_a_union_of_22_parameters_is_served_strict_under_the_cap() -> (
+    None
+):
     """The issue's shape at the root of a tool: each name declared once and
     typed: 24 optional parameters served for 22 written, the two more being
     names some branches require and others lack, which the one object the
@@ -463,7 +465,8 @@ def test_an_object_holding_a_union_declares_each_branch_name_once_typed(
     served = strict_schemas(schema).served
     assert _bare_declarations(served) == []
     assert set(served["properties"]) == {
-        "kind", *(f"{k}{i}" for k in "ab" for i in range(11))
+        "kind",
+        *(f"{k}{i}" for k in "ab" for i in range(11)),
     }
     assert served["properties"]["kind"] == {"enum": ["a", "b"]}
     assert served["required"] == ["kind"]
@@ -477,7 +480,9 @@ def test_an_object_holding_a_union_declares_each_branch_name_once_typed(
 
 
 @strict_patch
-def test_a_nested_object_holding_a_union_is_served_as_the_union_of_whole_objects() -> None:
+def test_a_nested_object_holding_a_union_is_served_as_the_union_of_whole_objects() -> (
+    None
+):
     """Below the root, an object whose own names are all required and that
     holds a union becomes the ``anyOf`` of its branches, each completed with
     the object's names: the grammar keeps the union, and the count is the
@@ -505,7 +510,10 @@ def test_a_nested_object_holding_a_union_is_served_as_the_union_of_whole_objects
     assert _valid(served, {"t": {"id": "1", "kind": "a", "a0": "x"}})
     assert find_strict_violations(served) == []
 
-    optional = {**holder, "properties": {**holder["properties"], "n": {"type": "integer"}}}
+    optional = {
+        **holder,
+        "properties": {**holder["properties"], "n": {"type": "integer"}},
+    }
     served = strict_schemas({**schema, "properties": {"t": optional}}).served
     assert "anyOf" not in served["properties"]["t"]
     assert count_parameters(served) == (7, 0)

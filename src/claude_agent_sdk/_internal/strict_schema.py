@@ -416,7 +416,7 @@ RULES: tuple[Rule, ...] = (
         "it is a branch of, never its siblings' (an input mixing names only "
         "different branches declare is not served; the enforced form keeps "
         "them); an object holding a union or an `allOf` is served as in the "
-        "next row. Schemas generated from a dict (`{\"a\": str}`) or a "
+        'next row. Schemas generated from a dict (`{"a": str}`) or a '
         "TypedDict are closed too",
         enforced_by="the grammar, and the validator (an undeclared key is an error)",
     ),
@@ -448,8 +448,8 @@ RULES: tuple[Rule, ...] = (
         "once, admitting what any branch declaring it admits (one `const` "
         "per branch becomes an `enum`), required where the object or every "
         "branch requires it, and the branches (their names, `const`s and "
-        "`required`) written in words: `{anyOf: [{\"properties\": {\"kind\": "
-        '{\"const\": \"a\"}, \"a0\": {}}, \"required\": [\"kind\"]}, ...]}`. A '
+        '`required`) written in words: `{anyOf: [{"properties": {"kind": '
+        '{"const": "a"}, "a0": {}}, "required": ["kind"]}, ...]}`. A '
         "union "
         "a `$ref` points into, or with branches that are not such objects, "
         "is closed as in the row above, declaring its branches' names as "
@@ -2227,7 +2227,7 @@ def _merge_union(schema: dict[str, Any], root: bool) -> bool:
             }
             for name, sub in branch["properties"].items():
                 properties.setdefault(name, sub)
-            whole = {"type": "object", "properties": properties}
+            whole: dict[str, Any] = {"type": "object", "properties": properties}
             needed = required + [
                 n for n in branch.get("required", []) if n not in required
             ]
@@ -2242,19 +2242,14 @@ def _merge_union(schema: dict[str, Any], root: bool) -> bool:
             schema.pop(key, None)
         schema["anyOf"] = completed
         return True
-    names: dict[str, Any] = {}
-    for name, sub in own.items():
-        names[name] = None
+    names: dict[str, None] = dict.fromkeys(own)
     for branch in branches:
-        for name in branch["properties"]:
-            names[name] = None
+        names.update(dict.fromkeys(branch["properties"]))
     properties = {}
     for name in names:
         declaring = [b["properties"][name] for b in branches if name in b["properties"]]
         alternatives = (
-            {}
-            if any(sub == {} for sub in declaring)
-            else _alternatives(declaring)
+            {} if any(sub == {} for sub in declaring) else _alternatives(declaring)
         )
         properties[name] = _both(own.get(name, {}), alternatives)
     common = [
@@ -2360,9 +2355,7 @@ def _serve_unions(served: Any, found: list[StrictViolation]) -> list[StrictViola
         for key in ("items", "$defs", "definitions", "anyOf", "allOf"):
             sub = value.get(key)
             if type(sub) is dict and key in _DEFINITIONS:
-                stack.extend(
-                    (f"{where}/{key}/{_escape(n)}", s) for n, s in sub.items()
-                )
+                stack.extend((f"{where}/{key}/{_escape(n)}", s) for n, s in sub.items())
             elif type(sub) is dict:
                 stack.append((f"{where}/{key}", sub))
             elif type(sub) is list:
@@ -2397,8 +2390,12 @@ def _drop_unreferenced_entries(served: Any) -> None:
                     stack.append((at, entry, sub))
         elif type(value) is list:
             stack.extend((f"{where}/{i}", entry, sub) for i, sub in enumerate(value))
-    if not entries:
-        return
+    if not entries or any(
+        not ref.startswith("#/") or "%" in ref
+        for found in refs.values()
+        for ref in found
+    ):
+        return  # none, or a reference not written as the SDK writes them
     reached: set[str] = set()
     pending = list(refs.get("", []))
     while pending:
