@@ -6,9 +6,11 @@ served in words (so the constraint it meant reached neither the grammar nor
 the validator), a shorthand dict that is JSON Schema with a typo became a
 strict tool of string parameters, at the caps one over-wide tool made
 every tool after it non-strict, and each union branch was closed over its
-siblings' names, declared as ``{}`` optional parameters the caps count,
-and an ``enum``/``const`` of objects or arrays that alone typed its schema
-was served in words as an untyped schema that admits any value.
+siblings' names, declared as ``{}`` optional parameters the caps count (an
+object holding a union itself, the root of many MCP tools, declared every
+branch's names again as ``{}``), and an ``enum``/``const`` of objects or
+arrays that alone typed its schema was served in words as an untyped
+schema that admits any value.
 """
 
 from __future__ import annotations
