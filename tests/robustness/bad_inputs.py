@@ -312,6 +312,20 @@ CASES = [
         ValueError,
     ),
     Case(
+        "strict-required-undeclared",
+        STRICT,
+        "strict tool whose `required` lists a name `properties` does not declare",
+        define(
+            {
+                "type": "object",
+                "properties": {"q": {"type": "string"}},
+                "required": ["q", "page"],
+            },
+            strict=True,
+        ),
+        ValueError,
+    ),
+    Case(
         "strict-untyped-enum",
         STRICT,
         "strict tool with a property typed only by an `enum` of objects or "

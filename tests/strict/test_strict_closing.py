@@ -85,11 +85,28 @@ CASES: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {
         {**DISCRIMINATED, "oneOf": None, "anyOf": DISCRIMINATED["oneOf"]},
         [{"kind": "a", "x": 1}, {"kind": "b", "y": "s"}],
     ),
-    "ref-beside-properties": (REF_BESIDE_PROPERTIES, [{"id": 1, "extra": "e"}]),
-    "if-then-else": (IF_THEN, [{"kind": "a", "x": 1}, {"kind": "b", "y": "s"}]),
-    "dependentSchemas": (DEPENDENT, [{"card": "c", "cvv": "1"}]),
     "allOf": (ALL_OF, [{"a": "1", "b": "2"}]),
 }
+# A name only a $ref beside properties, a conditional or dependentSchemas
+# declares would be declared by the closing as {} (any value, untyped):
+# refused, at that declaration (issue 42).
+UNTYPED_DECLARATIONS: dict[str, tuple[dict[str, Any], list[str]]] = {
+    "ref-beside-properties": (
+        REF_BESIDE_PROPERTIES,
+        ["#/$defs/Base/properties/extra", "#/properties/id"],
+    ),
+    "if-then-else": (IF_THEN, ["#/properties/x", "#/properties/y"]),
+    "dependentSchemas": (DEPENDENT, ["#/properties/cvv"]),
+}
+
+
+@pytest.mark.parametrize("case", list(UNTYPED_DECLARATIONS))
+def test_a_name_declared_only_where_nothing_types_it_is_refused(case: str) -> None:
+    schema, pointers = UNTYPED_DECLARATIONS[case]
+    _, violations = make_strict(schema)
+    assert sorted(v.path for v in violations) == pointers
+    assert all("accepts any JSON value" in v.rule for v in violations)
+    assert all("declare it in this object's properties" in v.rule for v in violations)
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -162,7 +179,9 @@ def test_closed_unevaluated_properties_are_served_closed() -> None:
     assert forms.violations == []
     assert "unevaluatedProperties" not in forms.served
     assert forms.served["additionalProperties"] is False
-    assert forms.served["properties"] == {"a": {}}
+    # the allOf is merged into the object: a is declared once, typed
+    assert forms.served["properties"] == {"a": {"type": "string"}}
+    assert "allOf" not in forms.served
     assert forms.enforced["unevaluatedProperties"] is False
     assert _valid(forms.served, {"a": "x"}) and not _valid(forms.served, {"b": 1})
 
@@ -195,7 +214,9 @@ def test_a_negation_is_served_in_words_and_enforced_as_written() -> None:
         "properties": {
             "a": {
                 "type": "object",
-                "properties": {"y": {"type": "integer"}},
+                # x declared: one only the negation named would be declared
+                # by the closing with no type, which is refused (issue 42)
+                "properties": {"y": {"type": "integer"}, "x": {"type": "integer"}},
                 "not": {**negated, "required": ["x"]},
             }
         },
@@ -365,17 +386,40 @@ def test_the_property_is_not_vacuous() -> None:
 
 
 def test_a_union_branch_is_served_closed_over_its_own_and_its_parents_names() -> None:
-    """Issue 42, item 3: an input mixing names that only different branches
-    declare is not served (the served contract); the enforced form, closed
-    over every name declared for the object, still accepts it as the
+    """Issue 42, item 3: below the root, an object holding a union whose own
+    names are all required is served as the union of complete closed
+    objects, so an input mixing names that only different branches declare
+    is not served (the served contract); the enforced form, closed over
+    every name declared for the object, still accepts it as the author's
+    schema does."""
+    schema = {"type": "object", "properties": {"t": DISCRIMINATED}, "required": ["t"]}
+    forms = strict_schemas(schema)
+    assert forms.violations == []
+    served, enforced = forms.served, forms.enforced
+    branches = served["properties"]["t"]["anyOf"]
+    assert [set(b["properties"]) for b in branches] == [{"kind", "x"}, {"kind", "y"}]
+    assert all(b["additionalProperties"] is False for b in branches)
+    assert all(b["required"] == ["kind"] for b in branches)
+    mixed = {"t": {"kind": "a", "y": "s"}}  # y: declared by the other branch only
+    assert _valid(schema, mixed)
+    assert not _valid(served, mixed)
+    assert _valid(enforced, mixed)
+
+
+def test_a_root_union_is_merged_and_its_branches_enforced_at_call_time() -> None:
+    """At the root (one closed object), the union moves to the properties:
+    the mixed input is served, and the enforced form answers it as the
     author's schema does."""
     forms = strict_schemas(DISCRIMINATED)
     assert forms.violations == []
-    served, enforced = forms.served, forms.enforced
-    branches = served["anyOf"]
-    assert [set(b["properties"]) for b in branches] == [{"kind", "x"}, {"kind", "y"}]
-    assert all(b["additionalProperties"] is False for b in branches)
-    mixed = {"kind": "a", "y": "s"}  # y: declared by the other branch only
-    assert _valid(DISCRIMINATED, mixed)
-    assert not _valid(served, mixed)
-    assert _valid(enforced, mixed)
+    served = forms.served
+    assert "anyOf" not in served and "oneOf" not in served
+    assert served["properties"]["kind"] == {
+        "allOf": [{"type": "string"}, {"enum": ["a", "b"]}]
+    }
+    assert served["required"] == ["kind"]
+    assert served["description"].startswith("{anyOf: ")
+    for instance in ({"kind": "a", "x": 1}, {"kind": "b", "y": "s"}):
+        assert _valid(served, instance)
+    assert not _valid(served, {"kind": "c"})
+    assert not _valid(forms.enforced, {"kind": "a", "x": "1"})

@@ -308,20 +308,16 @@ async def test_a_tool_without_arguments_is_listed_closed() -> None:
         ),
     ],
 )
-async def test_a_required_name_properties_does_not_declare_stays_satisfiable(
+def test_a_required_name_properties_does_not_declare_is_refused(
     schema: dict[str, Any], call: dict[str, Any]
 ) -> None:
+    """Closed, the object must declare ``b``; nothing types it, so it would
+    be served as ``{}`` (any JSON value, ``call`` shows one), which strict
+    mode cannot compile: refused at ``b`` (issue 42)."""
     full = {"type": "object", **schema}
     assert jsonschema.Draft202012Validator(full).is_valid(call)
-    tool_def, seen = _recording_tool(full)
-    [listed], [result] = await serve(
-        create_sdk_mcp_server("s", tools=[tool_def]), calls=[("search", call)]
-    )
-    served = listed["inputSchema"]
-    assert served["additionalProperties"] is False
-    assert served["properties"]["b"] == {}
-    assert result.get("isError") is not True, result
-    assert seen == [call]
+    with pytest.raises(ValueError, match=r"#/properties/b: property 'b' accepts any"):
+        _recording_tool(full)
 
 
 @strict_patch

@@ -6,9 +6,11 @@ served in words (so the constraint it meant reached neither the grammar nor
 the validator), a shorthand dict that is JSON Schema with a typo became a
 strict tool of string parameters, at the caps one over-wide tool made
 every tool after it non-strict, and each union branch was closed over its
-siblings' names, declared as ``{}`` optional parameters the caps count,
-and an ``enum``/``const`` of objects or arrays that alone typed its schema
-was served in words as an untyped schema that admits any value.
+siblings' names, declared as ``{}`` optional parameters the caps count (an
+object holding a union itself, the root of many MCP tools, declared every
+branch's names again as ``{}``), and an ``enum``/``const`` of objects or
+arrays that alone typed its schema was served in words as an untyped
+schema that admits any value.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import json
 import logging
 from typing import Any
 
+import jsonschema
 import pytest
 
 from claude_agent_sdk import create_sdk_mcp_server, tool
@@ -257,6 +260,11 @@ def test_a_server_over_a_cap_is_refused_naming_the_smallest_change() -> None:
 # -- 3. closing that adds no optional parameters ------------------------------
 
 
+def _valid(schema: Any, instance: Any) -> bool:
+    valid: bool = jsonschema.Draft202012Validator(schema).is_valid(instance)
+    return valid
+
+
 def _bare_declarations(schema: Any) -> list[str]:
     """Names declared as ``{}`` (any value) anywhere in ``schema``."""
     found: list[str] = []
@@ -339,23 +347,224 @@ def test_a_tool_of_22_optional_parameters_in_union_branches_is_served_strict(
     assert count_parameters(sent["input_schema"]) == (22, 1)
 
 
+def _issue_tool() -> dict[str, Any]:
+    """A realistic MCP tool root: shared properties (2 required, 2 optional)
+    beside a ``oneOf`` of three actions with different names; 22 optional
+    parameters as written (2 shared, 7 + 6 + 7 in the branches)."""
+
+    def action(name: str, required: list[str], optional: list[str]) -> Any:
+        properties: dict[str, Any] = {"action": {"const": name}}
+        properties.update({p: {"type": "string"} for p in required})
+        properties.update({p: {"type": "string"} for p in optional})
+        return {"properties": properties, "required": ["action", *required]}
+
+    return {
+        "type": "object",
+        "properties": {
+            "owner": {"type": "string"},
+            "repo": {"type": "string"},
+            "dry_run": {"type": "boolean"},
+            "note": {"type": "string", "maxLength": 200},
+        },
+        "required": ["owner", "repo"],
+        "oneOf": [
+            action(
+                "create",
+                ["title"],
+                ["body", "labels", "assignee", "milestone", "type", "project", "due"],
+            ),
+            action(
+                "comment",
+                ["issue_number"],
+                ["text", "reply_to", "minimize", "reaction", "quote", "lock"],
+            ),
+            action(
+                "close",
+                ["issue_number"],
+                ["reason", "duplicate_of", "state_note", "notify", "label_on_close",
+                 "unassign", "unpin"],
+            ),
+        ],
+    }  # fmt: skip
+
+
 @strict_patch
-def test_an_object_holding_a_union_declares_each_branch_name_once() -> None:
-    """At the root (which must be closed), the branches' names are declared
-    once, by the root; no branch declares a sibling's names (67 optional
-    parameters before, for 22 written)."""
+async def test_a_root_holding_a_union_of_22_parameters_is_served_strict_under_the_cap() -> (
+    None
+):
+    """The issue's shape at the root of a tool: each name declared once and
+    typed: 24 optional parameters served for 22 written, the two more being
+    names some branches require and others lack, which the one object the
+    root must be cannot require (before: 57, every branch name declared
+    again as ``{}`` on the root and each shared name in every branch). Every author-valid input is served;
+    one the served schema admits but the author's refuses is an error at
+    call time, and the handler is not called. The relay serves it strict."""
+    from claude_agent_sdk._internal.strict_schema import count_parameters
+
+    schema = _issue_tool()
+    assert count_parameters(schema)[0] == 22
+    forms = strict_schemas(schema)
+    assert forms.violations == []
+    served = forms.served
+    assert _bare_declarations(served) == []
+    assert find_strict_violations(served) == []
+    assert served["required"] == ["owner", "repo", "action"]
+    # issue_number (required by two of three branches) and title (by one)
+    # are optional on the one closed object: 24, at the cap, not over it.
+    assert count_parameters(served) == (24, 0)
+    assert served["properties"]["action"] == {"enum": ["create", "comment", "close"]}
+    assert served["properties"]["issue_number"] == {"type": "string"}
+    create = {"owner": "o", "repo": "r", "action": "create", "title": "t", "due": "d"}
+    close = {"owner": "o", "repo": "r", "action": "close", "issue_number": "7"}
+    comment = {**close, "action": "comment", "text": "x"}
+    missing = {"owner": "o", "repo": "r", "action": "close"}  # no issue_number
+    for instance in (create, close, comment):
+        assert _valid(schema, instance) and _valid(served, instance)
+    assert _valid(served, missing) and not _valid(schema, missing)
+
+    seen: list[Any] = []
+
+    async def recording(args: dict[str, Any]) -> dict[str, Any]:
+        seen.append(args)
+        return {"content": [{"type": "text", "text": "ok"}]}
+
+    defined = tool("issue", "Manage issues", schema, strict=True)(recording)
+    [listed], [ok, refused] = await serve(
+        create_sdk_mcp_server("gh", tools=[defined]),
+        calls=[("issue", create), ("issue", missing)],
+    )
+    assert listed["strict"] is True
+    assert listed["inputSchema"] == served
+    assert ok.get("isError") is not True
+    assert error_text(refused).startswith("Input validation error: ")
+    assert seen == [create]
+
+    rewrite = rewrite_body(
+        _body(("mcp__ext__issue", schema)),
+        {},
+        StrictServers(frozenset({"ext"}), ("ext",)),
+    )
+    assert rewrite.over_caps == []
+    (sent,) = json.loads(rewrite.body)["tools"]
+    assert sent.get("strict") is True
+    assert count_parameters(sent["input_schema"]) == (24, 0)
+
+
+@strict_patch
+@pytest.mark.parametrize("union", ["anyOf", "oneOf"])
+def test_an_object_holding_a_union_declares_each_branch_name_once_typed(
+    union: str,
+) -> None:
+    """At the root (which must be one closed object), the union moves to the
+    properties: each branch's names declared once, typed as the branches
+    declare them; the discriminating consts become one enum, required where
+    every branch requires it (67 optional parameters before this change's
+    first step, 45 before this one, for 22 written)."""
     from claude_agent_sdk._internal.strict_schema import count_parameters
 
     target = _union_tool("ab", 11)["properties"]["target"]
-    schema = {"type": "object", "oneOf": target["anyOf"]}
+    schema = {"type": "object", union: target["anyOf"]}
     served = strict_schemas(schema).served
-    assert sorted(_bare_declarations(served)) == sorted(
-        ["kind", *(f"{k}{i}" for k in "ab" for i in range(11))]
-    )
-    for branch in served["anyOf"]:
-        kind = branch["properties"]["kind"]["const"]
-        assert set(branch["properties"]) == {"kind", *(f"{kind}{i}" for i in range(11))}
-    assert count_parameters(served) == (45, 1)
+    assert _bare_declarations(served) == []
+    assert set(served["properties"]) == {
+        "kind",
+        *(f"{k}{i}" for k in "ab" for i in range(11)),
+    }
+    assert served["properties"]["kind"] == {"enum": ["a", "b"]}
+    assert served["required"] == ["kind"]
+    assert count_parameters(served) == (22, 0)
+    assert find_strict_violations(served) == []
+    # what the grammar no longer says is in words, and enforced at call time
+    assert served["description"].startswith('{anyOf: [{"properties": {"kind": ')
+    mixed = {"kind": "a", "b0": "x"}
+    assert _valid(served, mixed)
+    assert not _valid(strict_schemas(schema).enforced, {"kind": "c"})
+
+
+@strict_patch
+def test_a_nested_object_holding_a_union_is_served_as_the_union_of_whole_objects() -> (
+    None
+):
+    """Below the root, an object whose own names are all required and that
+    holds a union becomes the ``anyOf`` of its branches, each completed with
+    the object's names: the grammar keeps the union, and the count is the
+    author's. With an optional name of its own, it is merged as at the root.
+    A union inside a union branch is served first, innermost out."""
+    from claude_agent_sdk._internal.strict_schema import count_parameters
+
+    inner = _union_tool("ab", 3)["properties"]["target"]["anyOf"]
+    holder = {
+        "type": "object",
+        "properties": {"id": {"type": "string"}},
+        "required": ["id"],
+        "oneOf": inner,
+    }
+    schema = {"type": "object", "properties": {"t": holder}, "required": ["t"]}
+    forms = strict_schemas(schema)
+    assert forms.violations == []
+    served = forms.served
+    assert count_parameters(served) == count_parameters(schema) == (6, 1)
+    assert _bare_declarations(served) == []
+    branches = served["properties"]["t"]["anyOf"]
+    assert [b["required"] for b in branches] == [["id", "kind"], ["id", "kind"]]
+    assert all(b["additionalProperties"] is False for b in branches)
+    assert not _valid(served, {"t": {"id": "1", "kind": "a", "b0": "x"}})
+    assert _valid(served, {"t": {"id": "1", "kind": "a", "a0": "x"}})
+    assert find_strict_violations(served) == []
+
+    optional = {
+        **holder,
+        "properties": {**holder["properties"], "n": {"type": "integer"}},
+    }
+    served = strict_schemas({**schema, "properties": {"t": optional}}).served
+    assert "anyOf" not in served["properties"]["t"]
+    assert count_parameters(served) == (7, 0)
+    assert _bare_declarations(served) == []
+
+    nested = {
+        "type": "object",
+        "oneOf": [
+            {"properties": {"kind": {"const": "x"}, "deep": {"type": "integer"}}},
+            {
+                "properties": {"mode": {"type": "string"}},
+                "required": ["mode"],
+                "anyOf": inner,
+            },
+        ],
+    }
+    forms = strict_schemas(nested)
+    assert forms.violations == []
+    assert _bare_declarations(forms.served) == []
+    assert find_strict_violations(forms.served) == []
+    assert forms.served["properties"]["kind"] == {"enum": ["x", "a", "b"]}
+    for instance in ({"kind": "x", "deep": 1}, {"mode": "m", "kind": "a", "a1": "s"}):
+        assert _valid(nested, instance) and _valid(forms.served, instance)
+
+
+@strict_patch
+def test_a_bare_declaration_is_reported_and_an_unmergeable_union_refused() -> None:
+    """No untyped ``{}`` is served: ``find_strict_violations`` reports one in
+    a closed object, and a union the SDK cannot merge (a branch that is not
+    an object of named properties) is refused at the declaration it would
+    need, naming why."""
+    closed = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {}},
+        "additionalProperties": False,
+    }
+    assert [v.path for v in find_strict_violations(closed)] == ["#/properties/b"]
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}},
+        "anyOf": [
+            {"properties": {"b": {"type": "string"}}, "not": {"required": ["a"]}},
+            {"required": ["a"]},
+        ],
+    }
+    violations = strict_schemas(schema).violations
+    assert "#/properties/b" in [v.path for v in violations]
+    with pytest.raises(ValueError, match="accepts any JSON value: closing the object"):
+        tool("u", "U", schema, strict=True)(handler)
 
 
 # -- 4. only typed subschemas -------------------------------------------------

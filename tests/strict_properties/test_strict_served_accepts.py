@@ -59,13 +59,74 @@ HANDWRITTEN: list[tuple[str, dict[str, Any]]] = [
             "required": ["page"],
         },
     ),
+    # (a name required but not declared would be served as {}: refused since
+    # issue 42, so it has no served form to check)
     (
-        "required-undeclared",
+        "root-union-merged",
         {
             "type": "object",
-            "properties": {"a": {"type": "string"}},
-            "required": ["b"],
-            "dependentRequired": {"a": ["c"]},
+            "properties": {"owner": {"type": "string"},
+                           "note": {"type": "string", "maxLength": 5}},
+            "required": ["owner"],
+            "oneOf": [
+                {"properties": {"action": {"const": "create"},
+                                "title": {"type": "string"},
+                                "labels": {"type": "array",
+                                           "items": {"type": "string"}}},
+                 "required": ["action", "title"]},
+                {"properties": {"action": {"const": "close"},
+                                "number": {"type": "integer"},
+                                "note": {"type": "string", "minLength": 1}},
+                 "required": ["action", "number"]},
+                {"properties": {"action": {"const": "comment"},
+                                "number": {"type": "integer", "minimum": 1},
+                                "text": {"type": "string"}},
+                 "required": ["action"]},
+            ],
+        },
+    ),
+    (
+        "nested-union-holders",
+        {
+            "type": "object",
+            "properties": {
+                "t": {"type": "object",
+                      "properties": {"id": {"type": "string"}},
+                      "required": ["id"],
+                      "anyOf": [
+                          {"properties": {"kind": {"const": "a"},
+                                          "x": {"type": "integer"}},
+                           "required": ["kind"]},
+                          {"properties": {"kind": {"const": "b"},
+                                          "y": {"type": "boolean"}},
+                           "required": ["kind", "y"]},
+                      ]},
+                "u": {"type": "object",
+                      "properties": {"n": {"type": "integer"}},
+                      "oneOf": [
+                          {"properties": {"p": {"type": "string"}},
+                           "required": ["p"]},
+                          {"properties": {"q": {"type": "string"}},
+                           "required": ["q"],
+                           "anyOf": [
+                               {"properties": {"r": {"const": 1}}},
+                               {"properties": {"s": {"const": 2}}},
+                           ]},
+                      ]},
+            },
+            "required": ["t"],
+        },
+    ),
+    (
+        "allOf-objects",
+        {
+            "type": "object",
+            "allOf": [
+                {"properties": {"a": {"type": "string", "minLength": 1}},
+                 "required": ["a"]},
+                {"properties": {"a": {"type": "string"},
+                                "b": {"type": "integer"}}},
+            ],
         },
     ),
     (
