@@ -15,7 +15,7 @@ from tests.lib.tls import LoopbackCertificate, loopback_certificate
 from tests.relay.cases import FIELDS
 
 try:
-    from claude_agent_sdk._internal._mcp_compat import http_client_module
+    from claude_agent_sdk._internal.relay.connections import http_client_module
     from claude_agent_sdk._internal.relay.lifecycle import ToolFieldsRelay
 except ImportError:  # a tree without the relay patch: its tests must fail
     http_client_module = None  # type: ignore[assignment]

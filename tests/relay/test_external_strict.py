@@ -27,7 +27,7 @@ from tests.lib.relay_upstream import Upstream
 from tests.relay.cases import SCHEMA
 
 try:
-    from claude_agent_sdk._internal._mcp_compat import http_client_module
+    from claude_agent_sdk._internal.relay.connections import http_client_module
     from claude_agent_sdk._internal.relay.lifecycle import (
         ToolFieldsRelay,
         ToolFieldsRelayError,

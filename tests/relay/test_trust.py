@@ -37,7 +37,7 @@ sys.path.insert(0, sys.argv[1])
 from tests.lib.relay_upstream import Upstream
 from tests.lib.tls import LoopbackCertificate
 from pathlib import Path
-from claude_agent_sdk._internal._mcp_compat import http_client_module
+from claude_agent_sdk._internal.relay.connections import http_client_module
 from claude_agent_sdk._internal.relay.lifecycle import prepare_for_cli
 
 certificate = LoopbackCertificate(Path(sys.argv[2]), Path(sys.argv[3]))

@@ -19,12 +19,9 @@ Nothing outside this module may branch on the mcp version.
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import importlib
 import weakref
 from collections.abc import Awaitable, Callable
-from types import ModuleType
 from typing import Any
 
 import anyio.lowlevel
@@ -124,73 +121,6 @@ def listed_fields(server: Server) -> dict[str, dict[str, Any]]:
     for name, fields in _listed_fields.get(server, ()):
         by_name.setdefault(name, fields)
     return by_name
-
-
-# SDK servers whose tools/list responses are watched for tools marked
-# ``_meta["anthropic/strict"]: true`` (``strict_mcp_servers``), with the names
-# of the tools seen so marked. Only servers a relay asked for are watched.
-_meta_strict: weakref.WeakKeyDictionary[Any, frozenset[str]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def watch_meta_strict(server: Any) -> None:
-    """Note, from now on, which of ``server``'s listed tools carry
-    ``_meta["anthropic/strict"]: true`` (see :func:`meta_strict_tools`)."""
-    # An object that cannot be weakly referenced is not watched.
-    with contextlib.suppress(TypeError):
-        _meta_strict.setdefault(server, frozenset())
-
-
-def note_listed_tools(server: Any, response: Any) -> None:
-    """Record the strict-marked tools of a ``tools/list`` response of a
-    watched ``server``; for any other server, nothing."""
-    try:
-        before = _meta_strict.get(server)
-    except TypeError:
-        return
-    if before is None or not isinstance(response, dict):
-        return
-    result = response.get("result")
-    tools = result.get("tools") if isinstance(result, dict) else None
-    if not isinstance(tools, list):
-        return
-    marked = {
-        listed["name"]
-        for listed in tools
-        if isinstance(listed, dict)
-        and isinstance(listed.get("name"), str)
-        and isinstance(listed.get("_meta"), dict)
-        and listed["_meta"].get("anthropic/strict") is True
-    }
-    if not marked <= before:
-        # A new frozenset, so a reader on another thread never sees it change.
-        _meta_strict[server] = before | marked
-
-
-def meta_strict_tools(server: Any) -> frozenset[str]:
-    """The tools of a watched ``server`` its ``tools/list`` marked
-    ``_meta["anthropic/strict"]: true`` so far."""
-    try:
-        return _meta_strict.get(server, frozenset())
-    except TypeError:
-        return frozenset()
-
-
-def http_client_module() -> ModuleType:
-    """The httpx-style HTTP client package that the installed mcp depends on.
-
-    mcp 1.x brings ``httpx``, mcp 2.x its maintained continuation ``httpx2``
-    (same API, another import name), so code that needs an HTTP client adds
-    no dependency by using whichever is installed.
-    """
-    return importlib.import_module("httpx2" if MCP_MAJOR >= 2 else "httpx")
-
-
-def http_transport_module() -> ModuleType:
-    """The transport package under :func:`http_client_module`: ``httpcore``
-    for ``httpx``, ``httpcore2`` for ``httpx2`` (same API)."""
-    return importlib.import_module("httpcore2" if MCP_MAJOR >= 2 else "httpcore")
 
 
 def complete_listed_tools(server: Server, payload: dict[str, Any]) -> dict[str, Any]:

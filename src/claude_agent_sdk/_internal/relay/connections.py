@@ -12,6 +12,7 @@ import base64
 import collections
 import contextlib
 import functools
+import importlib
 import re
 import ssl
 import sys
@@ -19,7 +20,19 @@ import urllib.parse
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any
 
-from .._mcp_compat import http_client_module, http_transport_module
+from .._mcp_compat import MCP_MAJOR
+
+
+def http_client_module() -> Any:
+    """The HTTP client package the installed mcp depends on: ``httpx`` for
+    mcp 1.x, ``httpx2`` (same API, another import name) for 2.x, so the relay
+    adds no dependency."""
+    return importlib.import_module("httpx2" if MCP_MAJOR >= 2 else "httpx")
+
+
+def http_transport_module() -> Any:
+    """``httpcore`` under ``httpx``, ``httpcore2`` under ``httpx2``."""
+    return importlib.import_module("httpcore2" if MCP_MAJOR >= 2 else "httpcore")
 
 UPSTREAM_KEEPALIVE_S = 600.0
 """How long an idle upstream connection is kept for reuse: as long as

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterable, AsyncIterator
 from contextlib import suppress
 from pathlib import Path
 from subprocess import PIPE
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import anyio
 from anyio.abc import Process
@@ -35,10 +35,8 @@ from .._client_app import (
     derive_client_app,
 )
 from .._task_compat import TaskHandle, spawn_detached
+from ..relay.cli_hooks import CliRelay
 from . import Transport
-
-if TYPE_CHECKING:  # imported when used: it loads uvicorn and an HTTP client
-    from ..relay.lifecycle import ToolFieldsRelay
 
 logger = logging.getLogger(__name__)
 
@@ -262,8 +260,7 @@ class SubprocessCLITransport(Transport):
         self._stderr_task: TaskHandle | None = None
         self._ready = False
         self._exit_error: Exception | None = None  # Track process exit errors
-        self._relay: ToolFieldsRelay | None = None  # options.tool_fields_relay
-        self._relay_watch: TaskHandle | None = None
+        self._relay = CliRelay(options)  # options.tool_fields_relay
         self._max_buffer_size = (
             options.max_buffer_size
             if options.max_buffer_size is not None
@@ -751,12 +748,8 @@ class SubprocessCLITransport(Transport):
 
     async def connect(self) -> None:
         """Start subprocess."""
-        try:
+        async with self._relay.stopped_on_failure():
             await self._connect()
-        except BaseException:
-            # A relay started for a CLI that did not start goes with it.
-            await self._stop_relay()
-            raise
 
     async def _connect(self) -> None:
         if self._process:
@@ -769,34 +762,7 @@ class SubprocessCLITransport(Transport):
         self._reject_windows_batch_cli(self._cli_path)
 
         cmd = self._build_command()
-        if self._options.tool_fields_relay:
-            from ..relay.lifecycle import prepare_for_cli
-
-            # Every refusal (ToolFieldsRelayError) before anything starts, and
-            # not wrapped in CLIConnectionError. Kept on self before it starts,
-            # so that connect() stops it on any failure or cancellation.
-            self._relay = prepare_for_cli(
-                self._options.mcp_servers,
-                {**os.environ, **self._options.env},
-                self._options.strict_mcp_servers,
-                self._options.tool_fields_report,
-            )
-        else:
-            if self._options.strict_mcp_servers:
-                from ..relay.lifecycle import check_strict_mcp_servers
-
-                check_strict_mcp_servers(
-                    self._options.strict_mcp_servers, self._options.mcp_servers, False
-                )
-            from ..relay.evidence import relay_off_notice
-
-            # Tools that declare strict/input_examples, which Claude Code
-            # drops: one notice (and report) per query.
-            relay_off_notice(
-                self._options.mcp_servers,
-                self._options.tool_fields_report,
-                {**os.environ, **self._options.env},
-            )
+        self._relay.prepare()
         try:
             # Merge environment variables. CLAUDE_CODE_ENTRYPOINT defaults to
             # sdk-py regardless of inherited process env; options.env can override
@@ -864,11 +830,7 @@ class SubprocessCLITransport(Transport):
             if self._cwd:
                 process_env["PWD"] = self._cwd
 
-            if self._relay is not None:
-                await self._relay.start()
-                # Points process_env's ANTHROPIC_BASE_URL (or, with none of
-                # the caller's own, HTTPS_PROXY) at the relay.
-                self._relay.point_cli(process_env)
+            await self._relay.start(process_env)
 
             # Pipe stderr only when the caller registered a callback.
             stderr_dest = PIPE if self._options.stderr is not None else None
@@ -883,13 +845,7 @@ class SubprocessCLITransport(Transport):
                 user=self._options.user,
             )
             _ACTIVE_CHILDREN.add(self._process)
-            if self._relay is not None:
-                # A relay that cannot reach the API ends the CLI within
-                # seconds; read_messages then raises why (not minutes of
-                # the CLI's retries of 502s).
-                self._relay_watch = spawn_detached(
-                    self._relay.watch(self._process.terminate)
-                )
+            self._relay.watch(self._process)
 
             if self._process.stdout:
                 self._stdout_stream = TextReceiveStream(self._process.stdout)
@@ -974,15 +930,7 @@ class SubprocessCLITransport(Transport):
         try:
             await self._close_process()
         finally:
-            await self._stop_relay()
-
-    async def _stop_relay(self) -> None:
-        relay, self._relay = self._relay, None
-        watch, self._relay_watch = self._relay_watch, None
-        if watch is not None and not watch.done():
-            watch.cancel()
-        if relay is not None:
-            await relay.stop()
+            await self._relay.stop()
 
     async def _close_process(self) -> None:
         """Close the transport and clean up resources.
@@ -1179,8 +1127,7 @@ class SubprocessCLITransport(Transport):
             returncode = -1
 
         # The relay's failure to reach the API ended the CLI: that is why.
-        relay_failure = None if self._relay is None else self._relay.failure
-        if relay_failure is not None:
+        if (relay_failure := self._relay.failure) is not None:
             self._exit_error = relay_failure
             raise relay_failure
 
