@@ -24,8 +24,8 @@ from tests.lib.relay_upstream import Upstream
 from tests.relay.cases import EXAMPLES, FIELDS, STRICT, messages_body
 
 try:
-    from claude_agent_sdk._internal.relay.connections import http_client_module
     from claude_agent_sdk._internal.relay import server as relay_server
+    from claude_agent_sdk._internal.relay.connections import http_client_module
     from claude_agent_sdk._internal.relay.lifecycle import ToolFieldsRelay
 except ImportError:  # a tree without the relay patch: these tests must fail
     relay_server = None  # type: ignore[assignment]

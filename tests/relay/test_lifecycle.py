@@ -38,8 +38,8 @@ from tests.lib.tls import LoopbackCertificate
 from tests.relay.cases import SCHEMA, STRICT, messages_body
 
 try:
-    from claude_agent_sdk._internal.relay.connections import http_client_module
     from claude_agent_sdk._internal.relay import lifecycle as tool_fields_relay
+    from claude_agent_sdk._internal.relay.connections import http_client_module
     from claude_agent_sdk._internal.relay.lifecycle import (
         ToolFieldsRelay,
         ToolFieldsRelayError,

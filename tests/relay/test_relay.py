@@ -25,8 +25,8 @@ from tests.lib.tls import LoopbackCertificate
 from tests.relay.cases import EXAMPLES, FIELDS, PLAIN, SCHEMA, STRICT, messages_body
 
 try:
-    from claude_agent_sdk._internal.relay.connections import http_client_module
     from claude_agent_sdk._internal.relay import server as relay_module
+    from claude_agent_sdk._internal.relay.connections import http_client_module
     from claude_agent_sdk._internal.relay.evidence import normalize_mcp_name
     from claude_agent_sdk._internal.relay.lifecycle import (
         ToolFieldsRelay,

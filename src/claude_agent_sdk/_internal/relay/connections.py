@@ -34,6 +34,7 @@ def http_transport_module() -> Any:
     """``httpcore`` under ``httpx``, ``httpcore2`` under ``httpx2``."""
     return importlib.import_module("httpcore2" if MCP_MAJOR >= 2 else "httpcore")
 
+
 UPSTREAM_KEEPALIVE_S = 600.0
 """How long an idle upstream connection is kept for reuse: as long as
 Claude Code keeps its own to the relay (``server.IDLE_TIMEOUT_S``), so a tool
