@@ -38,6 +38,7 @@ from tools.bench_harness import (
     log,
     publish_block,
     save_json,
+    table,
 )
 from tools.bench_worker import FORK_ONLY, IMPORT, NAMES
 from tools.pins import MCP_MAJORS, PYPERF
@@ -178,19 +179,18 @@ def ratio_cell(name: str, ratio: float | None) -> str:
 
 
 def render(summary: dict[str, dict[str, dict[str, float | None]]], meta: str) -> str:
-    head = "| Measurement |" + "".join(
-        f" fork, {MCP_MAJORS[m]} | upstream, {MCP_MAJORS[m]} | ratio |".replace(
-            "==", " "
-        )
-        for m in summary
-    )
-    lines = [head, "|---|" + "--:|--:|--:|" * len(summary)]
+    header = ["Measurement"]
+    for major in summary:
+        pin = MCP_MAJORS[major].replace("==", " ")
+        header += [f"fork, {pin}", f"upstream, {pin}", "ratio"]
+    rows = []
     for label, name, _, _ in ROWS:
-        row = [summary[m][label] for m in summary]
-        lines.append(f"| {label} |" + "".join(
-            f" {cell(r['fork'])} | {cell(r['upstream'])} | {ratio_cell(name, r['ratio'])} |"
-            for r in row
-        ))  # fmt: skip
+        cells = [label]
+        for figures in (summary[major][label] for major in summary):
+            cells += [cell(figures["fork"]), cell(figures["upstream"])]
+            cells.append(ratio_cell(name, figures["ratio"]))
+        rows.append(cells)
+    lines = table(header, "l" + "rrr" * len(summary), rows)
     intro = (
         f"Fork against pristine upstream {UPSTREAM} (PyPI sdist), {meta}, measured "
         "with pyperf in interleaved rounds, in process through "

@@ -12,7 +12,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -166,6 +166,18 @@ def environment() -> dict[str, Any]:
 # --------------------------------------------------------------------------
 # Reporting
 # --------------------------------------------------------------------------
+
+
+def row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def table(
+    header: Sequence[str], align: str, rows: Iterable[Sequence[str]]
+) -> list[str]:
+    """A markdown table's lines; ``align`` has a letter a column, ``l`` or ``r``."""
+    rule = "|" + "".join("--:|" if side == "r" else "---|" for side in align)
+    return [row(header), rule, *map(row, rows)]
 
 
 def save_json(path: Path, figures: Any) -> None:

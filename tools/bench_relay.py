@@ -77,6 +77,7 @@ from tools.bench_harness import (
     publish_block,
     save_json,
     span,
+    table,
 )
 
 DOC = DOCS / "relay.md"
@@ -679,6 +680,16 @@ def _cell(run: dict[str, Any], size_kb: int, tools: int) -> dict[str, Any]:
     )
 
 
+def _cells(run: dict[str, Any]) -> list[tuple[int, int, dict[str, Any]]]:
+    """``(body KB, SDK tools, cell)`` in the tables' order."""
+    return [(kb, n, _cell(run, kb, n)) for kb in SIZES_KB for n in TOOL_COUNTS]
+
+
+def _versus(ms: dict[str, float]) -> str:
+    relay, direct = ms["relay"], ms["direct"]
+    return f"{relay:.2f} vs {direct:.2f} ms ({relay / direct:.2f}×)"
+
+
 def _load(run: dict[str, Any]) -> str:
     end = f"{run['load']:.1f} at the end"
     if "load_start" not in run:
@@ -712,24 +723,23 @@ def render(runs: list[dict[str, Any]]) -> str:
         out += [
             f"mcp {run['mcp']} ({run['http_client']}):",
             "",
-            "| body | SDK tools | relay CPU per request (of it TLS both ways) | "
-            "first byte, relay vs none (median) | added to first byte, median "
-            "(p90) | rewrite alone: first request / later turns |",
-            "|---|--:|--:|--:|--:|--:|",
-        ]
-        for size_kb in SIZES_KB:
-            for tools in TOOL_COUNTS:
-                cell = _cell(run, size_kb, tools)
-                relay, direct = cell["ttfb_ms"]["relay"], cell["ttfb_ms"]["direct"]
-                out.append(
-                    f"| {_size(size_kb)} | {tools} | {cell['relay_cpu_ms']:.2f} ms "
-                    f"({cell['tls_ms']:.2f}) | "
-                    f"{relay:.2f} vs {direct:.2f} ms ({relay / direct:.2f}×) | "
-                    f"{cell['added_ms']['median']:.2f} "
-                    f"({cell['added_ms']['p90']:.2f}) ms | "
-                    f"{cell['rewrite_ms']['first_ms']:.2f} / "
-                    f"{cell['rewrite_ms']['later_ms']:.3f} ms |"
-                )
+            *table(
+                ["body", "SDK tools", "relay CPU per request (of it TLS both ways)",
+                 "first byte, relay vs none (median)",
+                 "added to first byte, median (p90)",
+                 "rewrite alone: first request / later turns"],
+                "lrrrrr",
+                (
+                    [_size(size_kb), str(tools),
+                     f"{cell['relay_cpu_ms']:.2f} ms ({cell['tls_ms']:.2f})",
+                     _versus(cell["ttfb_ms"]),
+                     f"{cell['added_ms']['median']:.2f} ({cell['added_ms']['p90']:.2f}) ms",
+                     f"{cell['rewrite_ms']['first_ms']:.2f} / "
+                     f"{cell['rewrite_ms']['later_ms']:.3f} ms"]
+                    for size_kb, tools, cell in _cells(run)
+                ),
+            ),
+        ]  # fmt: skip
         out += ["", *_breakdown(run)]
 
     def row(label: str, cell: Any) -> str:
@@ -778,23 +788,22 @@ def _breakdown(run: dict[str, Any]) -> list[str]:
         "against that stand-in directly, interleaved alike): its CPU and "
         "what it adds to the first byte.",
         "",
-        "| body | SDK tools | relay CPU, proxy mode | TLS both ways alone | "
-        "sockets alone | rewrite alone, later turn | relay CPU, plain HTTP | "
-        "added to first byte, plain HTTP, median (p90) |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|",
-    ]
-    for size_kb in SIZES_KB:
-        for tools in TOOL_COUNTS:
-            cell = _cell(run, size_kb, tools)
-            out.append(
-                f"| {_size(size_kb)} | {tools} | {cell['relay_cpu_ms']:.2f} ms | "
-                f"{cell['tls_ms']:.2f} ms | "
-                f"{_ms(cell.get('sockets_ms'))} | "
-                f"{cell['rewrite_ms']['later_ms']:.3f} ms | "
-                f"{cell['plain_relay_cpu_ms']:.2f} ms | "
-                f"{cell['plain_added_ms']['median']:.2f} "
-                f"({cell['plain_added_ms']['p90']:.2f}) ms |"
-            )
+        *table(
+            ["body", "SDK tools", "relay CPU, proxy mode", "TLS both ways alone",
+             "sockets alone", "rewrite alone, later turn", "relay CPU, plain HTTP",
+             "added to first byte, plain HTTP, median (p90)"],
+            "lrrrrrrr",
+            (
+                [_size(size_kb), str(tools), f"{cell['relay_cpu_ms']:.2f} ms",
+                 f"{cell['tls_ms']:.2f} ms", _ms(cell.get("sockets_ms")),
+                 f"{cell['rewrite_ms']['later_ms']:.3f} ms",
+                 f"{cell['plain_relay_cpu_ms']:.2f} ms",
+                 f"{cell['plain_added_ms']['median']:.2f} "
+                 f"({cell['plain_added_ms']['p90']:.2f}) ms"]
+                for size_kb, tools, cell in _cells(run)
+            ),
+        ),
+    ]  # fmt: skip
     return [*out, ""]
 
 

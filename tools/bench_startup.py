@@ -41,6 +41,7 @@ from tools.bench_harness import (
     interleave,
     publish_block,
     quartiles,
+    table,
     upstream_src,
 )
 
@@ -171,16 +172,17 @@ def render(figures: dict[str, dict[str, float]], rounds: int) -> str:
         "(fork ÷ upstream within each round) in brackets. Reproduce with "
         "`python -m tools.bench_startup --write` from a test session's venv.",
         "",
-        "| tools per server | kind | start-up, fork | upstream | ratio "
-        "| first tools/list, fork | upstream | ratio |",
-        "|--:|---|--:|--:|--:|--:|--:|--:|",
-    ]
-    for key, row in figures.items():
-        if key == "import":
-            continue
-        kind, n = key.split()
-        cells = [n, kind, *_cell(row, "start"), *_cell(row, "list")]
-        lines.append("| " + " | ".join(cells) + " |")
+        *table(
+            ["tools per server", "kind", "start-up, fork", "upstream", "ratio",
+             "first tools/list, fork", "upstream", "ratio"],
+            "rlrrrrrr",
+            (
+                [key.split()[1], key.split()[0], *_cell(row, "start"), *_cell(row, "list")]
+                for key, row in figures.items()
+                if key != "import"
+            ),
+        ),
+    ]  # fmt: skip
     lines += [
         "",
         f"`import claude_agent_sdk` in the same interpreters (before any of "
