@@ -58,6 +58,7 @@ imported = clock() - started
 import asyncio
 from typing import TypedDict
 from claude_agent_sdk import create_sdk_mcp_server, tool
+from tests.lib.cli_peer import CliPeer  # the tests' stand-in CLI
 kind, n = sys.argv[1], int(sys.argv[2])
 
 async def handler(args):
@@ -73,9 +74,7 @@ def schema(i):
         "note": {"type": "number"}}, "required": [f"a{i}", f"b{i}"]}
 
 async def first_listing(config):
-    # As Claude Code starts a query: the handshake, then tools/list, by the
-    # tests' stand-in CLI (imported after the definitions were timed).
-    from tests.lib.cli_peer import CliPeer
+    # As Claude Code starts a query: the handshake, then tools/list.
     cli = CliPeer({"s": config}, "2025-06-18", client_version="0")
     await cli.initialize("s")
     message = cli.message("tools/list", {})
