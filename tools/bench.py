@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -31,14 +29,22 @@ from pathlib import Path
 import pyperf  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
 from tools import forktool
+from tools.bench_harness import (
+    CACHE,
+    DOCS,
+    ROOT,
+    alternate,
+    environment,
+    log,
+    publish_block,
+    save_json,
+    table,
+)
 from tools.bench_worker import FORK_ONLY, IMPORT, NAMES
-from tools.doc_blocks import write_block
 from tools.pins import MCP_MAJORS, PYPERF
 
-ROOT = Path(__file__).resolve().parent.parent
-CACHE = ROOT / ".cache" / "bench"
 RESULTS = CACHE / "pyperf"
-TABLE = ROOT / "docs" / "performance.md"  # between the bench markers
+TABLE = DOCS / "performance.md"  # between the bench markers
 VARIANTS = ("fork", "upstream")
 UPSTREAM = forktool.base_version()
 
@@ -62,10 +68,6 @@ ROWS = [
 COUNTERPART = {"list_100_strict_examples": ("list_100", "upstream"),
                "define_strict": ("define", "fork")}  # fmt: skip
 SCALE = {"ms": 1e3, "µs": 1e6}
-
-
-def log(message: str) -> None:
-    print(f"[bench] {message}", file=sys.stderr, flush=True)
 
 
 def venv(name: str, requirements: list[str]) -> Path:
@@ -107,7 +109,10 @@ def chunk(python: Path, name: str, out: Path, processes: int) -> None:
         loops = ["--loops", str(int(suite.get_benchmark(name).get_loops()))]
     command = [str(python), str(ROOT / "tools" / "bench_worker.py"), "--only", name]
     options = ["--quiet", "--processes", str(processes), "--append", str(out)]
-    subprocess.run([*command, *options, *loops], check=True, stdout=subprocess.DEVNULL)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # tests.lib's stand-in CLI
+    subprocess.run(
+        [*command, *options, *loops], check=True, stdout=subprocess.DEVNULL, env=env
+    )
 
 
 def measure(pythons: dict[tuple[str, str], Path], rounds: int, processes: int) -> None:
@@ -118,7 +123,7 @@ def measure(pythons: dict[tuple[str, str], Path], rounds: int, processes: int) -
         for major in MCP_MAJORS:
             for index, name in enumerate(NAMES):
                 # Which side goes first alternates by benchmark and by round.
-                for variant in VARIANTS[:: (-1) ** (round_ + index)]:
+                for variant in alternate(VARIANTS, round_ + index):
                     if variant == "fork" or name not in FORK_ONLY:
                         out = RESULTS / f"{variant}-{major}.json"
                         chunk(pythons[major, variant], name, out, processes)
@@ -174,19 +179,18 @@ def ratio_cell(name: str, ratio: float | None) -> str:
 
 
 def render(summary: dict[str, dict[str, dict[str, float | None]]], meta: str) -> str:
-    head = "| Measurement |" + "".join(
-        f" fork, {MCP_MAJORS[m]} | upstream, {MCP_MAJORS[m]} | ratio |".replace(
-            "==", " "
-        )
-        for m in summary
-    )
-    lines = [head, "|---|" + "--:|--:|--:|" * len(summary)]
+    header = ["Measurement"]
+    for major in summary:
+        pin = MCP_MAJORS[major].replace("==", " ")
+        header += [f"fork, {pin}", f"upstream, {pin}", "ratio"]
+    rows = []
     for label, name, _, _ in ROWS:
-        row = [summary[m][label] for m in summary]
-        lines.append(f"| {label} |" + "".join(
-            f" {cell(r['fork'])} | {cell(r['upstream'])} | {ratio_cell(name, r['ratio'])} |"
-            for r in row
-        ))  # fmt: skip
+        cells = [label]
+        for figures in (summary[major][label] for major in summary):
+            cells += [cell(figures["fork"]), cell(figures["upstream"])]
+            cells.append(ratio_cell(name, figures["ratio"]))
+        rows.append(cells)
+    lines = table(header, "l" + "rrr" * len(summary), rows)
     intro = (
         f"Fork against pristine upstream {UPSTREAM} (PyPI sdist), {meta}, measured "
         "with pyperf in interleaved rounds, in process through "
@@ -208,21 +212,18 @@ def publish(rounds: int | None) -> None:
         compare = [sys.executable, "-m", "pyperf", "compare_to", "--table", *files]
         subprocess.run(compare, check=True, stdout=sys.stderr)
     info = pyperf.BenchmarkSuite.load(str(RESULTS / f"fork-{majors[0]}.json"))
-    common = info.get_benchmarks()[0].get_metadata()
+    common, machine = info.get_benchmarks()[0].get_metadata(), environment()
     meta = (
-        f"Python {common.get('python_version', '?')} on {platform.system()} "
-        f"{platform.machine()} ({os.cpu_count()} CPUs)"
-        + (f", {rounds} rounds" if rounds else "")
+        f"Python {common.get('python_version', '?')} on {machine['system']} "
+        f"({machine['cpus']} CPUs)" + (f", {rounds} rounds" if rounds else "")
     )
     summary = {major: summarize(major) for major in majors}
     results = {
         "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(),
         "upstream": UPSTREAM, "environment": meta, "mcp": summary,
     }  # fmt: skip
-    (CACHE / "bench-results.json").write_text(json.dumps(results, indent=2) + "\n")
-    table = render(summary, meta)
-    print(table)
-    write_block(TABLE, "bench", table)
+    save_json(CACHE / "bench-results.json", results)
+    publish_block(TABLE, "bench", render(summary, meta))
     log(f"updated {TABLE} and {CACHE / 'bench-results.json'}")
 
 

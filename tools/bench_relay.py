@@ -52,12 +52,9 @@ import contextlib
 import http.client
 import json
 import os
-import platform
-import resource
 import socket
 import ssl
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -69,11 +66,21 @@ from typing import Any, cast
 from tests.lib.cases import CASE_SCHEMA, GOOD_EXAMPLE
 from tests.lib.relay_upstream import Upstream
 from tests.lib.tls import loopback_certificate
-from tools.doc_blocks import write_block
+from tools.bench_harness import (
+    CACHE,
+    DOCS,
+    Helper,
+    answer_cpu,
+    environment,
+    interleave,
+    percentile,
+    publish_block,
+    save_json,
+    span,
+    table,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
-CACHE = ROOT / ".cache" / "bench"
-DOC = ROOT / "docs" / "relay.md"
+DOC = DOCS / "relay.md"
 
 SIZES_KB = (70, 500, 2048)
 TOOL_COUNTS = (1, 20, 200)
@@ -109,6 +116,7 @@ EVENT = (
 )
 EVENTS = 20000
 PACED, PACED_RATE = 2000, 2000.0
+PATHS = ("direct", "relay")  # to the stand-in upstream: straight, through the relay
 FIRST = b'event: message_start\ndata: {"type":"message_start","message":{"id":"m"}}\n\n'
 
 
@@ -278,37 +286,13 @@ def serve_relay(upstream: str, ca: str, tools: int) -> None:
         )
         asyncio.run(relay.start())
         print(relay.proxy_url, relay.ca_bundle, flush=True)
-    for _ in sys.stdin:
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        print(usage.ru_utime + usage.ru_stime, flush=True)
+    answer_cpu()
     asyncio.run(relay.stop())
 
 
-class Helper:
-    """One helper process, started with ``--role``; its first line is its address."""
-
-    def __init__(self, *args: str) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tools.bench_relay", *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-        )
-        assert self.process.stdout is not None and self.process.stdin is not None
-        self.stdin, self.stdout = self.process.stdin, self.process.stdout
-        self.line = self.stdout.readline().strip()
-        if not self.line:
-            raise SystemExit(f"bench helper {args} failed to start")
-
-    def cpu(self) -> float:
-        self.stdin.write("cpu\n")
-        self.stdin.flush()
-        return float(self.stdout.readline())
-
-    def stop(self) -> None:
-        self.stdin.close()
-        self.process.wait(30)
+def helper(*args: str) -> Helper:
+    """One of this bench's helper processes, ``--role`` as ``args`` say."""
+    return Helper("tools.bench_relay", *args)
 
 
 # --------------------------------------------------------------------------
@@ -387,11 +371,6 @@ class Client:
                 delays.append(time.monotonic() - float(line[6:]))
         response.read()  # ends the response, so the connection is reused
         return len(delays) / (time.monotonic() - start), delays
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def _rounds(args: argparse.Namespace, size_kb: int) -> int:
@@ -527,12 +506,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
     load_start = os.getloadavg()[0]
     directory = tempfile.mkdtemp(prefix="bench-relay-")
-    stand_in = Helper(
+    stand_in = helper(
         "--role", "stand-in", "--dir", directory, "--stream-mb", str(args.stream_mb)
     )
     ca = str(Path(directory) / "loopback.pem")
     tls_dir = tempfile.mkdtemp(prefix="bench-relay-tls-")
-    plain_in = Helper(  # a directory of its own: it writes a certificate too
+    plain_in = helper(  # a directory of its own: it writes a certificate too
         "--role", "stand-in", "--dir", tempfile.mkdtemp(prefix="bench-relay-plain-"),
         "--stream-mb", "1", "--plain",
     )  # fmt: skip
@@ -543,11 +522,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         direct = Client(stand_in.line, ca)
         plain_direct = Client(plain_in.line, ca)
         for tools in TOOL_COUNTS:
-            relays[tools] = Helper(
+            relays[tools] = helper(
                 "--role", "relay", "--upstream", stand_in.line, "--ca", ca,
                 "--tools", str(tools),
             )  # fmt: skip
-            plain_relays[tools] = Helper(
+            plain_relays[tools] = helper(
                 "--role", "relay", "--upstream", plain_in.line, "--ca", ca,
                 "--tools", str(tools),
             )  # fmt: skip
@@ -599,18 +578,19 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 through.conn.close()
         streaming = _streaming(args, clients, relays[TOOL_COUNTS[-1]])
     finally:
-        for helper in [*relays.values(), *plain_relays.values()]:
-            helper.stop()
+        for process in [*relays.values(), *plain_relays.values()]:
+            process.stop()
         stand_in.stop()
         plain_in.stop()
+    machine = environment()
     return {
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
+        "python": machine["python"],
+        "cpus": machine["cpus"],
         "mcp": md.version("mcp"),
         "http_client": "httpx2" if md.version("mcp").startswith("2") else "httpx",
-        "date": time.strftime("%Y-%m-%d"),
+        "date": machine["date"],
         "load_start": load_start,
-        "load": os.getloadavg()[0],
+        "load": machine["load"],
         "rounds_70kb": args.rounds,
         "cells": cells,
         **streaming,
@@ -629,15 +609,11 @@ def _paired(
     for body in bodies[: args.warmup]:
         for client in clients.values():
             client.first_byte(body)
-    ttfb: dict[str, list[float]] = {"direct": [], "relay": []}
-    added: list[float] = []
     cpu_before = relay.cpu()
-    for i, body in enumerate(bodies):
-        order = ("direct", "relay") if i % 2 == 0 else ("relay", "direct")
-        pair = {name: clients[name].first_byte(body) for name in order}
-        for name, value in pair.items():
-            ttfb[name].append(value)
-        added.append(pair["relay"] - pair["direct"])
+    ttfb = interleave(
+        len(bodies), PATHS, lambda name, i: clients[name].first_byte(bodies[i])
+    )
+    added = [r - d for r, d in zip(ttfb["relay"], ttfb["direct"], strict=True)]
     return ttfb, added, (relay.cpu() - cpu_before) / len(bodies)
 
 
@@ -657,32 +633,30 @@ def _cell_line(cell: dict[str, Any]) -> str:
 def _streaming(
     args: argparse.Namespace, clients: dict[str, Client], relay: Helper
 ) -> dict[str, Any]:
-    throughput: dict[str, list[float]] = {"direct": [], "relay": []}
-    event_rate: dict[str, list[float]] = {"direct": [], "relay": []}
-    paced_rate: dict[str, list[float]] = {"direct": [], "relay": []}
-    paced_delays: dict[str, list[float]] = {"direct": [], "relay": []}
-    cpu_stream = 0.0
-    streamed = 0
-    for i in range(args.stream_rounds):
-        order = ("direct", "relay") if i % 2 == 0 else ("relay", "direct")
-        for name in order:
-            cpu_before = relay.cpu()
-            seconds, size = clients[name].stream("/big")
-            if name == "relay":
-                cpu_stream += relay.cpu() - cpu_before
-                streamed += size
-            throughput[name].append(size / seconds / 1e6)
-            seconds, size = clients[name].stream("/events")
-            event_rate[name].append(EVENTS / seconds)
-            rate, delays = clients[name].paced()
-            paced_rate[name].append(rate)
-            paced_delays[name].extend(delays)
+    streamed: list[tuple[float, int]] = []  # the relay's CPU seconds and bytes
+
+    def streams(name: str, _: int) -> tuple[float, float, float, list[float]]:
+        cpu_before = relay.cpu()
+        seconds, size = clients[name].stream("/big")
+        if name == "relay":
+            streamed.append((relay.cpu() - cpu_before, size))
+        throughput = size / seconds / 1e6
+        seconds, _ = clients[name].stream("/events")
+        return (throughput, EVENTS / seconds, *clients[name].paced())
+
+    runs = interleave(args.stream_rounds, PATHS, streams)
+    throughput = {name: [run[0] for run in v] for name, v in runs.items()}
+    event_rate = {name: [run[1] for run in v] for name, v in runs.items()}
+    paced_rate = {name: [run[2] for run in v] for name, v in runs.items()}
+    paced_delays = {name: [d for run in v for d in run[3]] for name, v in runs.items()}
+    cpu_stream = sum(cpu for cpu, _ in streamed)
+    total = sum(size for _, size in streamed)
     return {
         "stream_mb": args.stream_mb,
         "stream_rounds": args.stream_rounds,
         "throughput_MBps": {n: statistics.median(v) for n, v in throughput.items()},
         "events_per_s": {n: statistics.median(v) for n, v in event_rate.items()},
-        "relay_cpu_s_per_100MB": cpu_stream / streamed * 1e8,
+        "relay_cpu_s_per_100MB": cpu_stream / total * 1e8,
         "paced": {"events": PACED, "rate": PACED_RATE},
         "paced_events_per_s": {n: statistics.median(v) for n, v in paced_rate.items()},
         "paced_delay_ms": {
@@ -704,6 +678,16 @@ def _cell(run: dict[str, Any], size_kb: int, tools: int) -> dict[str, Any]:
     return next(
         c for c in run["cells"] if c["size_kb"] == size_kb and c["tools"] == tools
     )
+
+
+def _cells(run: dict[str, Any]) -> list[tuple[int, int, dict[str, Any]]]:
+    """``(body KB, SDK tools, cell)`` in the tables' order."""
+    return [(kb, n, _cell(run, kb, n)) for kb in SIZES_KB for n in TOOL_COUNTS]
+
+
+def _versus(ms: dict[str, float]) -> str:
+    relay, direct = ms["relay"], ms["direct"]
+    return f"{relay:.2f} vs {direct:.2f} ms ({relay / direct:.2f}×)"
 
 
 def _load(run: dict[str, Any]) -> str:
@@ -739,24 +723,23 @@ def render(runs: list[dict[str, Any]]) -> str:
         out += [
             f"mcp {run['mcp']} ({run['http_client']}):",
             "",
-            "| body | SDK tools | relay CPU per request (of it TLS both ways) | "
-            "first byte, relay vs none (median) | added to first byte, median "
-            "(p90) | rewrite alone: first request / later turns |",
-            "|---|--:|--:|--:|--:|--:|",
-        ]
-        for size_kb in SIZES_KB:
-            for tools in TOOL_COUNTS:
-                cell = _cell(run, size_kb, tools)
-                relay, direct = cell["ttfb_ms"]["relay"], cell["ttfb_ms"]["direct"]
-                out.append(
-                    f"| {_size(size_kb)} | {tools} | {cell['relay_cpu_ms']:.2f} ms "
-                    f"({cell['tls_ms']:.2f}) | "
-                    f"{relay:.2f} vs {direct:.2f} ms ({relay / direct:.2f}×) | "
-                    f"{cell['added_ms']['median']:.2f} "
-                    f"({cell['added_ms']['p90']:.2f}) ms | "
-                    f"{cell['rewrite_ms']['first_ms']:.2f} / "
-                    f"{cell['rewrite_ms']['later_ms']:.3f} ms |"
-                )
+            *table(
+                ["body", "SDK tools", "relay CPU per request (of it TLS both ways)",
+                 "first byte, relay vs none (median)",
+                 "added to first byte, median (p90)",
+                 "rewrite alone: first request / later turns"],
+                "lrrrrr",
+                (
+                    [_size(size_kb), str(tools),
+                     f"{cell['relay_cpu_ms']:.2f} ms ({cell['tls_ms']:.2f})",
+                     _versus(cell["ttfb_ms"]),
+                     f"{cell['added_ms']['median']:.2f} ({cell['added_ms']['p90']:.2f}) ms",
+                     f"{cell['rewrite_ms']['first_ms']:.2f} / "
+                     f"{cell['rewrite_ms']['later_ms']:.3f} ms"]
+                    for size_kb, tools, cell in _cells(run)
+                ),
+            ),
+        ]  # fmt: skip
         out += ["", *_breakdown(run)]
 
     def row(label: str, cell: Any) -> str:
@@ -805,35 +788,27 @@ def _breakdown(run: dict[str, Any]) -> list[str]:
         "against that stand-in directly, interleaved alike): its CPU and "
         "what it adds to the first byte.",
         "",
-        "| body | SDK tools | relay CPU, proxy mode | TLS both ways alone | "
-        "sockets alone | rewrite alone, later turn | relay CPU, plain HTTP | "
-        "added to first byte, plain HTTP, median (p90) |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|",
-    ]
-    for size_kb in SIZES_KB:
-        for tools in TOOL_COUNTS:
-            cell = _cell(run, size_kb, tools)
-            out.append(
-                f"| {_size(size_kb)} | {tools} | {cell['relay_cpu_ms']:.2f} ms | "
-                f"{cell['tls_ms']:.2f} ms | "
-                f"{_ms(cell.get('sockets_ms'))} | "
-                f"{cell['rewrite_ms']['later_ms']:.3f} ms | "
-                f"{cell['plain_relay_cpu_ms']:.2f} ms | "
-                f"{cell['plain_added_ms']['median']:.2f} "
-                f"({cell['plain_added_ms']['p90']:.2f}) ms |"
-            )
+        *table(
+            ["body", "SDK tools", "relay CPU, proxy mode", "TLS both ways alone",
+             "sockets alone", "rewrite alone, later turn", "relay CPU, plain HTTP",
+             "added to first byte, plain HTTP, median (p90)"],
+            "lrrrrrrr",
+            (
+                [_size(size_kb), str(tools), f"{cell['relay_cpu_ms']:.2f} ms",
+                 f"{cell['tls_ms']:.2f} ms", _ms(cell.get("sockets_ms")),
+                 f"{cell['rewrite_ms']['later_ms']:.3f} ms",
+                 f"{cell['plain_relay_cpu_ms']:.2f} ms",
+                 f"{cell['plain_added_ms']['median']:.2f} "
+                 f"({cell['plain_added_ms']['p90']:.2f}) ms"]
+                for size_kb, tools, cell in _cells(run)
+            ),
+        ),
+    ]  # fmt: skip
     return [*out, ""]
 
 
 def _ms(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f} ms"
-
-
-def _range(values: list[float], digits: int = 2) -> str:
-    low, high = min(values), max(values)
-    if f"{low:.{digits}f}" == f"{high:.{digits}f}":
-        return f"{low:.{digits}f}"
-    return f"{low:.{digits}f}–{high:.{digits}f}"
 
 
 def _verdict(met: int, total: int) -> str:
@@ -916,7 +891,7 @@ def targets(runs: list[dict[str, Any]]) -> str:
                 [
                     ", ".join(f"{x:.2f}" for x in v) + " ms"
                     if listed
-                    else _range(v) + " ms"
+                    else span(v) + " ms"
                     for v in figures
                 ],
                 *_met(figures, bound),
@@ -942,7 +917,7 @@ def targets(runs: list[dict[str, Any]]) -> str:
     rows.append(
         (
             "cost follows the tools: a later turn's rewrite, any body size",
-            [_range(v, 3) + " ms" for v in later],
+            [span(v, 3) + " ms" for v in later],
             1,
             1,
         )
@@ -1021,7 +996,7 @@ def summary_line(runs: list[dict[str, Any]]) -> str:
     if floors:
         floor = (
             f"; at 2 MB TLS both ways and the kernel's sockets alone take "
-            f"{_range(floors)} ms before any Python"
+            f"{span(floors)} ms before any Python"
         )
         if min(floors) > BIG_CPU_BOUND_MS:
             floor += (
@@ -1029,19 +1004,19 @@ def summary_line(runs: list[dict[str, Any]]) -> str:
                 "ends TLS on this machine"
             )
         else:
-            floor += f", the relay's own work {_range(own)} ms on top"
+            floor += f", the relay's own work {span(own)} ms on top"
     return (
         "The relay in proxy mode (TLS both ways), against no relay in one run "
         f"on a shared {runs[0]['cpus']}-core machine at load "
-        f"{min(loads):.1f}–{max(loads):.1f}: {_range(cpu70)} ms of relay CPU "
-        f"per 70 KB request and {_range(over(2048, 'relay_cpu_ms'))} ms per "
-        f"2 MB one ({_range(cpu2)} ms with 200 tools), of which TLS both ways "
-        f"by itself is {_range(over(70, 'tls_ms'))} ms and "
-        f"{_range(over(2048, 'tls_ms'))} ms; the rewrite "
-        f"{_range(later, 3)} ms on a later turn whatever the body's size (the "
-        f"conversation is never decoded) and {_range(first)} ms on a query's "
-        f"first request with 200 tools; at the median {_range(added(70))} ms "
-        f"added to the first byte at 70 KB and {_range(added(2048))} ms at "
+        f"{min(loads):.1f}–{max(loads):.1f}: {span(cpu70)} ms of relay CPU "
+        f"per 70 KB request and {span(over(2048, 'relay_cpu_ms'))} ms per "
+        f"2 MB one ({span(cpu2)} ms with 200 tools), of which TLS both ways "
+        f"by itself is {span(over(70, 'tls_ms'))} ms and "
+        f"{span(over(2048, 'tls_ms'))} ms; the rewrite "
+        f"{span(later, 3)} ms on a later turn whatever the body's size (the "
+        f"conversation is never decoded) and {span(first)} ms on a query's "
+        f"first request with 200 tools; at the median {span(added(70))} ms "
+        f"added to the first byte at 70 KB and {span(added(2048))} ms at "
         f"2 MB; SSE sent at {PACED_RATE:,.0f} events/s delivered at "
         f"{'–'.join(dict.fromkeys(f'{x:,.0f}' for x in (min(paced), max(paced))))} "
         "events/s. "
@@ -1057,12 +1032,8 @@ def publish() -> None:
     runs = [run for run in runs if "cells" in run]  # figures of this bench's shape
     if not runs:
         raise SystemExit(f"no {CACHE}/relay-*.json to publish")
-    table = render(runs) + "\n" + targets(runs)
-    print(table)
-    write_block(DOC, "relay-bench", table)
-    line = summary_line(runs)
-    print(line)
-    write_block(DOC, "relay-performance", line)
+    publish_block(DOC, "relay-bench", render(runs) + "\n" + targets(runs))
+    publish_block(DOC, "relay-performance", summary_line(runs))
 
 
 def main() -> None:
@@ -1093,8 +1064,7 @@ def main() -> None:
     figures = measure(args)
     print(render([figures]))
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n", "utf-8")
+        save_json(Path(args.json), figures)
     if args.publish:
         publish()
 

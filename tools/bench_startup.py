@@ -27,19 +27,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
-import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 from tools import forktool
-from tools.doc_blocks import write_block
+from tools.bench_harness import (
+    DOCS,
+    ROOT,
+    environment,
+    fresh,
+    interleave,
+    publish_block,
+    quartiles,
+    table,
+    upstream_src,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
-CACHE = ROOT / ".cache" / "bench" / "startup"
-TABLE = ROOT / "docs" / "performance.md"  # between the startup markers
+TABLE = DOCS / "performance.md"  # between the startup markers
 KINDS = ("shorthand", "typeddict", "jsonschema")
 SIZES = (1, 20, 200)
 
@@ -51,9 +57,8 @@ import claude_agent_sdk
 imported = clock() - started
 import asyncio
 from typing import TypedDict
-from unittest.mock import AsyncMock, Mock
 from claude_agent_sdk import create_sdk_mcp_server, tool
-from claude_agent_sdk._internal.query import Query
+from tests.lib.cli_peer import CliPeer  # the tests' stand-in CLI
 kind, n = sys.argv[1], int(sys.argv[2])
 
 async def handler(args):
@@ -70,20 +75,14 @@ def schema(i):
 
 async def first_listing(config):
     # As Claude Code starts a query: the handshake, then tools/list.
-    transport = AsyncMock()
-    transport.is_ready = Mock(return_value=True)
-    query = Query(transport=transport, is_streaming_mode=True,
-                  sdk_mcp_servers={"s": config["instance"]})
-    send = query._handle_sdk_mcp_request
-    await send("s", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "0"}}})
-    await send("s", {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    cli = CliPeer({"s": config}, "2025-06-18", client_version="0")
+    await cli.initialize("s")
+    message = cli.message("tools/list", {})
     start = clock()
-    listed = await send("s", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    listed = await cli.handle("s", message)
     elapsed = clock() - start
     assert len(listed["result"]["tools"]) == n, listed
-    await query.close()
+    await cli.query.close()
     return elapsed
 
 schemas = [schema(i) for i in range(n)]
@@ -96,42 +95,17 @@ print(json.dumps({"start": built / n, "list": listing / n, "import": imported}))
 """
 
 
-def upstream_src() -> Path:
-    src = CACHE / f"upstream-{forktool.base_version()}"
-    if not (src / "claude_agent_sdk").exists():
-        tree = CACHE / "tree"
-        forktool.extract_sdist(forktool.sdist(), tree)
-        (src).parent.mkdir(parents=True, exist_ok=True)
-        (tree / "src").rename(src)
-    return src
-
-
 Figures = dict[str, float]
 
 
 def once(src: Path, kind: str, n: int) -> Figures:
     """One fresh interpreter: per-tool start-up and first tools/list, and
     the package's import, in seconds."""
-    env = {**os.environ, "PYTHONPATH": str(src)}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode cached
-    env["PYTHONPYCACHEPREFIX"] = str(CACHE / "pycache")
-    out = subprocess.run(
-        [sys.executable, "-W", "ignore", "-c", WORKER, kind, str(n)],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    figures: Figures = json.loads(out.strip().splitlines()[-1])
-    return figures
+    return fresh(WORKER, kind, str(n), path=(src, ROOT))
 
 
-def _spread(values: list[float]) -> tuple[float, float]:
-    """The interquartile range of ``values``: where the middle half fell."""
-    if len(values) < 2:
-        return values[0], values[0]
-    low, _, high = statistics.quantiles(values, n=4)
-    return low, high
+def _run(sides: dict[str, Path], kind: str, n: int, side: str, _: int) -> Figures:
+    return once(sides[side], kind, n)
 
 
 def measure(rounds: int, fork: Path) -> dict[str, dict[str, float]]:
@@ -142,13 +116,9 @@ def measure(rounds: int, fork: Path) -> dict[str, dict[str, float]]:
     figures: dict[str, dict[str, float]] = {}
     for kind in KINDS:
         for n in SIZES:
-            runs: dict[str, list[Figures]] = {side: [] for side in sides}
             once(sides["fork"], kind, n)  # bytecode written before timing
             once(sides["upstream"], kind, n)
-            for round_ in range(rounds):
-                order = list(sides) if round_ % 2 == 0 else list(reversed(sides))
-                for side in order:
-                    runs[side].append(once(sides[side], kind, n))
+            runs = interleave(rounds, list(sides), partial(_run, sides, kind, n))
             row: dict[str, float] = {}
             for what in ("start", "list"):
                 for side in sides:
@@ -162,7 +132,7 @@ def measure(rounds: int, fork: Path) -> dict[str, dict[str, float]]:
                         runs["fork"], runs["upstream"], strict=True
                     )
                 ]
-                row[f"{what} low"], row[f"{what} high"] = _spread(pairs)
+                row[f"{what} low"], row[f"{what} high"] = quartiles(pairs)
             for side in sides:
                 imports[side].extend(run["import"] for run in runs[side])
             figures[f"{kind} {n}"] = row
@@ -170,7 +140,7 @@ def measure(rounds: int, fork: Path) -> dict[str, dict[str, float]]:
     imported: dict[str, float] = {}
     for side, times in imports.items():
         imported[side] = statistics.median(times)
-        imported[f"{side} low"], imported[f"{side} high"] = _spread(times)
+        imported[f"{side} low"], imported[f"{side} high"] = quartiles(times)
     imported["ratio"] = imported["fork"] / imported["upstream"]
     figures["import"] = imported
     return figures
@@ -186,14 +156,14 @@ def _cell(row: dict[str, float], what: str) -> list[str]:
 
 
 def render(figures: dict[str, dict[str, float]], rounds: int) -> str:
-    imported = figures["import"]
+    imported, machine = figures["import"], environment()
     lines = [
         f"Per tool (µs of CPU time of the interpreter's thread, so that other "
         "processes' time slices on the shared machine do not count), one "
         f"fresh interpreter per figure, median of {rounds} "
         f"interleaved rounds, fork against pristine upstream "
-        f"{forktool.base_version()} on Python {platform.python_version()} "
-        f"({platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"{forktool.base_version()} on Python {machine['python']} "
+        f"({machine['system']}, {machine['cpus']} CPUs, "
         "shared). Start-up: `@tool` + `create_sdk_mcp_server`. First "
         "tools/list: the server's first `tools/list` after the handshake, "
         "through `Query._handle_sdk_mcp_request`. Ratio = fork ÷ upstream of "
@@ -201,16 +171,17 @@ def render(figures: dict[str, dict[str, float]], rounds: int) -> str:
         "(fork ÷ upstream within each round) in brackets. Reproduce with "
         "`python -m tools.bench_startup --write` from a test session's venv.",
         "",
-        "| tools per server | kind | start-up, fork | upstream | ratio "
-        "| first tools/list, fork | upstream | ratio |",
-        "|--:|---|--:|--:|--:|--:|--:|--:|",
-    ]
-    for key, row in figures.items():
-        if key == "import":
-            continue
-        kind, n = key.split()
-        cells = [n, kind, *_cell(row, "start"), *_cell(row, "list")]
-        lines.append("| " + " | ".join(cells) + " |")
+        *table(
+            ["tools per server", "kind", "start-up, fork", "upstream", "ratio",
+             "first tools/list, fork", "upstream", "ratio"],
+            "rlrrrrrr",
+            (
+                [key.split()[1], key.split()[0], *_cell(row, "start"), *_cell(row, "list")]
+                for key, row in figures.items()
+                if key != "import"
+            ),
+        ),
+    ]  # fmt: skip
     lines += [
         "",
         f"`import claude_agent_sdk` in the same interpreters (before any of "
@@ -238,9 +209,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     table = render(measure(args.rounds, args.fork), args.rounds)
-    print(table)
-    if args.write:
-        write_block(TABLE, "startup", table)
+    publish_block(TABLE, "startup", table, write=args.write)
 
 
 if __name__ == "__main__":

@@ -3,9 +3,10 @@
 ``python bench_worker.py --only NAME [pyperf options]`` measures one
 benchmark of ``SUITE`` with ``pyperf.Runner`` (worker processes,
 calibration, metadata); ``tools/bench.py`` calls it for fork and upstream in
-turn. Everything goes through ``Query._handle_sdk_mcp_request`` in process,
-with the JSON-RPC dicts the CLI would send, as upstream's
-``tests/test_sdk_mcp_integration.py`` drives SDK servers.
+turn, with the repository's root on ``PYTHONPATH`` (pyperf passes it to its
+workers). Everything goes through ``Query._handle_sdk_mcp_request`` in
+process, with the JSON-RPC dicts the CLI would send, by the tests' stand-in
+CLI (``tests.lib.cli_peer``).
 """
 
 from __future__ import annotations
@@ -16,9 +17,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from importlib import metadata
-from itertools import count
 from typing import Any
-from unittest.mock import AsyncMock, Mock
 
 import pyperf  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
@@ -34,11 +33,7 @@ SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 CALL = {"name": "t_0", "arguments": {"a": 2, "b": 3, "note": "bench"}}
-INITIALIZE = {
-    "protocolVersion": "2025-06-18",
-    "capabilities": {},
-    "clientInfo": {"name": "bench", "version": "0"},
-}
+PROTOCOL_VERSION = "2025-06-18"  # the handshake's, as these figures were first taken
 TOOLS_PER_SERVER = 10  # for definition cost
 STRICT_LIMIT = 20  # strict tools per server
 TimeFunc = Callable[[int], float]
@@ -58,34 +53,23 @@ def define(number: int, first: int = 0, **options: Any) -> list[Any]:
 
 
 class Peer:
-    """Plays the CLI: one initialized SDK server behind a ``Query``."""
+    """One initialized SDK server behind the tests' stand-in CLI
+    (``tests.lib.cli_peer``), its answers timed as the SDK returns them."""
 
     def __init__(self, tools: list[Any]) -> None:
         from claude_agent_sdk import create_sdk_mcp_server
-        from claude_agent_sdk._internal.query import Query
+        from tests.lib.cli_peer import CliPeer
 
         server = create_sdk_mcp_server(name="bench", tools=tools)
-        transport = AsyncMock()
-        transport.is_ready = Mock(return_value=True)
-        self.query = Query(
-            transport=transport,
-            is_streaming_mode=True,
-            sdk_mcp_servers={"bench": server["instance"]},
-        )
-        self.ids = count()
+        self.cli = CliPeer({"bench": server}, PROTOCOL_VERSION, client_version="0")
         self.loop = asyncio.new_event_loop()
-        self.run(self.request("initialize", INITIALIZE))
-        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        self.run(self.query._handle_sdk_mcp_request("bench", note))
+        self.run(self.cli.initialize("bench"))
 
     def run(self, awaitable: Any) -> Any:
         return self.loop.run_until_complete(awaitable)
 
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        message = {"jsonrpc": "2.0", "id": next(self.ids), "method": method}
-        response = await self.query._handle_sdk_mcp_request(
-            "bench", {**message, "params": params}
-        )
+        response = await self.cli.handle("bench", self.cli.message(method, params))
         if not response or "result" not in response:
             raise RuntimeError(f"{method} failed: {response!r}")
         result: dict[str, Any] = response["result"]

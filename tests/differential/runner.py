@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from claude_agent_sdk import create_sdk_mcp_server
-from tests.lib.cli_peer import PROTOCOL_VERSION, CliPeer
+from tests.lib.cli_peer import CliPeer
 
 
 class Raise(Exception):  # noqa: N818 - named for the cases' source text
@@ -74,27 +74,17 @@ def _warning_lines(caught: list[warnings.WarningMessage]) -> list[str]:
 async def _drive(
     config: Any, calls: list[dict[str, Any]], received: list[str], current: list[int]
 ) -> dict[str, Any]:
-    peer = CliPeer({"srv": config})
-    ids = itertools.count()
+    peer = CliPeer({"srv": config}, client_version="differential")
     out: dict[str, Any] = {}
 
     async def send(method: str, params: dict[str, Any]) -> Any:
-        message = {"jsonrpc": "2.0", "id": next(ids), "method": method}
-        message["params"] = params
         try:
-            return await peer.send("srv", message)
+            return await peer.send("srv", peer.message(method, params))
         except Exception as error:  # noqa: BLE001 - recorded, compared
             return {"raised": f"{type(error).__name__}: {error}"}
 
     try:
-        out["initialize"] = await send(
-            "initialize",
-            {
-                "protocolVersion": PROTOCOL_VERSION,
-                "capabilities": {},
-                "clientInfo": {"name": "claude-code", "version": "differential"},
-            },
-        )
+        out["initialize"] = await send("initialize", peer.hello())
         await peer.send(
             "srv", {"jsonrpc": "2.0", "method": "notifications/initialized"}
         )

@@ -13,7 +13,8 @@ imports pytest, so the tools can run where it is not installed.
   ``fake_api``) and the relay bench (paced and bulk streams, nothing recorded).
 - ``cli_harness``: one query through the real Claude Code CLI, recording the
   SDK <-> CLI, CLI <-> API and hook boundaries.
-- ``cli_peer``: the CLI's side of an SDK MCP server's JSON-RPC, in process.
+- ``cli_peer``: the CLI's side of an SDK MCP server's JSON-RPC, in process:
+  the one stand-in CLI peer of the tests and the benches (``tools/bench*.py``).
 - ``cases``: the case-law search tool (schema, examples, the fork's fields)
   and ``LegalServer``, the SDK MCP server that serves it.
 - ``pydantic_cases``: the pydantic models of the pydantic-input-models tests.

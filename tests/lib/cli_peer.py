@@ -1,10 +1,12 @@
-"""The CLI's side of an SDK MCP server's JSON-RPC: the one harness every test
-(and tools/demo.py's reader) uses to play the Claude Code CLI.
+"""The CLI's side of an SDK MCP server's JSON-RPC: the one stand-in every test
+and the benchmarks (``tools/bench_worker.py``, ``tools/bench_startup.py``)
+use to play the Claude Code CLI.
 
 ``CliPeer`` sends raw JSON-RPC dicts to ``Query._handle_sdk_mcp_request``,
 which is where the CLI's ``mcp_message`` control requests land, and hands
 back each response the way the CLI receives it: serialized to JSON text
 (strictly: NaN or a non-JSON value fails the test) and parsed again.
+``handle`` is the same hop without the JSON text, for what a benchmark times.
 
 The handshake offers ``PROTOCOL_VERSION`` (what Claude Code 2.1.x sends) unless
 told otherwise; ``SUPPORTED_PROTOCOL_VERSIONS`` is the installed mcp's list,
@@ -97,8 +99,10 @@ class CliPeer:
         self,
         servers: Mapping[str, McpSdkServerConfig],
         protocol_version: str = PROTOCOL_VERSION,
+        client_version: str = "contract",
     ) -> None:
         self.protocol_version = protocol_version
+        self.client_version = client_version  # the clientInfo it introduces itself with
         self.negotiated: dict[str, str] = {}  # server -> its answer's version
         transport = AsyncMock()
         transport.is_ready = Mock(return_value=True)
@@ -109,8 +113,25 @@ class CliPeer:
         )
         self._ids = itertools.count(0)  # the CLI's initialize is id 0
 
+    def message(
+        self, method: str, params: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """A JSON-RPC request with the next id."""
+        message: dict[str, Any] = {
+            "jsonrpc": "2.0",
+            "id": next(self._ids),
+            "method": method,
+        }
+        if params is not None:
+            message["params"] = params
+        return message
+
+    async def handle(self, server: str, message: dict[str, Any]) -> Any:
+        """The SDK's response as it returns it, before any JSON text."""
+        return await self.query._handle_sdk_mcp_request(server, message)
+
     async def send(self, server: str, message: dict[str, Any]) -> Any:
-        response = await self.query._handle_sdk_mcp_request(server, message)
+        response = await self.handle(server, message)
         if response is None:
             return None
         # What the CLI reads is JSON text; anything JSON cannot carry fails here.
@@ -119,13 +140,7 @@ class CliPeer:
     async def request(
         self, server: str, method: str, params: dict[str, Any] | None = None
     ) -> dict[str, Any]:
-        message: dict[str, Any] = {
-            "jsonrpc": "2.0",
-            "id": next(self._ids),
-            "method": method,
-        }
-        if params is not None:
-            message["params"] = params
+        message = self.message(method, params)
         response = await self.send(server, message)
         assert isinstance(response, dict), response
         assert response["jsonrpc"] == "2.0", response
@@ -136,16 +151,16 @@ class CliPeer:
         answer = await self.send(server, {"jsonrpc": "2.0", "method": method})
         assert answer is None, answer
 
+    def hello(self) -> dict[str, Any]:
+        """The params of the CLI's ``initialize`` request."""
+        return {
+            "protocolVersion": self.protocol_version,
+            "capabilities": {},
+            "clientInfo": {"name": "claude-code", "version": self.client_version},
+        }
+
     async def initialize(self, server: str) -> dict[str, Any]:
-        response = await self.request(
-            server,
-            "initialize",
-            {
-                "protocolVersion": self.protocol_version,
-                "capabilities": {},
-                "clientInfo": {"name": "claude-code", "version": "contract"},
-            },
-        )
+        response = await self.request(server, "initialize", self.hello())
         assert "result" in response, response
         await self.notify(server, "notifications/initialized")
         result: dict[str, Any] = response["result"]

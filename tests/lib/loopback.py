@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ssl
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TypeVar
 
@@ -53,6 +54,27 @@ class Loopback:
         self.server.shutdown()
         self.server.server_close()
         self._thread.join(timeout=5)
+
+
+def terminate_tls(
+    request: BaseHTTPRequestHandler,
+    tls: Callable[[], ssl.SSLContext],
+    handler: type[BaseHTTPRequestHandler],
+) -> None:
+    """Accept ``request``'s CONNECT and serve what comes through it over TLS
+    (``tls()``, the intercepted host's certificate) by ``handler``."""
+    request.send_response(200, "Connection established")
+    request.end_headers()
+    request.wfile.flush()
+    request.close_connection = True
+    try:
+        secure = tls().wrap_socket(request.connection, server_side=True)
+    except (ssl.SSLError, OSError):
+        return
+    try:
+        handler(secure, request.client_address, request.server)
+    finally:
+        secure.close()
 
 
 class Served:

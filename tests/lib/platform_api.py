@@ -37,7 +37,6 @@ import hashlib
 import importlib
 import json
 import re
-import ssl
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -47,7 +46,7 @@ from typing import Any
 
 from tests.lib.fake_api import ScriptedResponse
 from tests.lib.fake_api import text as text_response
-from tests.lib.loopback import Loopback, Served
+from tests.lib.loopback import Loopback, Served, terminate_tls
 
 AWS_CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "AKIDPLATFORMSTANDIN",
@@ -410,19 +409,6 @@ def _proxy_handler(proxy: PlatformProxy) -> type[BaseHTTPRequestHandler]:
                 self.send_error(403, "the platform stand-in is offline")
                 self.close_connection = True
                 return
-            self.send_response(200, "Connection established")
-            self.end_headers()
-            self.wfile.flush()
-            self.close_connection = True
-            try:
-                secure = proxy.certificate.server_context().wrap_socket(
-                    self.connection, server_side=True
-                )
-            except (ssl.SSLError, OSError):
-                return
-            try:
-                api_handler(secure, self.client_address, self.server)
-            finally:
-                secure.close()
+            terminate_tls(self, proxy.certificate.server_context, api_handler)
 
     return Handler

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tests.lib.fake_api import FakeMessagesAPI, _make_handler
-from tests.lib.loopback import Loopback, Served
+from tests.lib.loopback import Loopback, Served, terminate_tls
 
 if TYPE_CHECKING:
     from tests.lib.tls import HostCertificate
@@ -307,19 +307,7 @@ def _handler(upstream: Upstream) -> type[BaseHTTPRequestHandler]:
         def _terminate(self) -> None:
             """Serve the CONNECT's decrypted connection by ``api``."""
             assert upstream.certificate is not None
-            self.send_response(200, "Connection established")
-            self.end_headers()
-            self.wfile.flush()
-            self.close_connection = True
-            tls = upstream.certificate.server_context()
-            try:
-                secure = tls.wrap_socket(self.connection, server_side=True)
-            except (ssl.SSLError, OSError):
-                return
-            try:
-                api_handler(secure, self.client_address, self.server)
-            finally:
-                secure.close()
+            terminate_tls(self, upstream.certificate.server_context, api_handler)
 
         def _tunnel(self) -> None:
             host, _, port = self.path.rpartition(":")

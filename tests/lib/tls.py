@@ -18,10 +18,16 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 
-@dataclass
-class LoopbackCertificate:
+class _Served:
+    """A certificate (``cert``, ``key``) a stand-in serves, and the CA
+    (``trusted``) a client of it trusts."""
+
     cert: Path
     key: Path
+
+    @property
+    def trusted(self) -> Path:
+        raise NotImplementedError
 
     def server_context(self) -> ssl.SSLContext:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -29,22 +35,52 @@ class LoopbackCertificate:
         return context
 
     def client_context(self) -> ssl.SSLContext:
-        return ssl.create_default_context(cafile=str(self.cert))
+        return ssl.create_default_context(cafile=str(self.trusted))
+
+    def _write(self, cert: x509.Certificate, key: ec.EllipticCurvePrivateKey) -> None:
+        self.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        self.key.write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            )
+        )
+
+
+def _builder(
+    subject: x509.Name, issuer: x509.Name, key: ec.EllipticCurvePrivateKey
+) -> x509.CertificateBuilder:
+    """A certificate of ``subject`` for ``key``, issued by ``issuer``, valid
+    from five minutes ago for a day."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(issuer)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+    )
+
+
+@dataclass
+class LoopbackCertificate(_Served):
+    cert: Path
+    key: Path
+
+    @property
+    def trusted(self) -> Path:
+        return self.cert  # its own CA
 
 
 def loopback_certificate(directory: Path) -> LoopbackCertificate:
     """A self-signed certificate (its own CA) for the loopback names."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "relay test CA")])
-    now = datetime.datetime.now(datetime.timezone.utc)
     cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
+        _builder(name, name, key)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .add_extension(
             x509.SubjectAlternativeName(
@@ -58,51 +94,33 @@ def loopback_certificate(directory: Path) -> LoopbackCertificate:
         .sign(key, hashes.SHA256())
     )
     paths = LoopbackCertificate(directory / "loopback.pem", directory / "loopback.key")
-    paths.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    paths.key.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
+    paths._write(cert, key)
     return paths
 
 
 @dataclass
-class HostCertificate:
+class HostCertificate(_Served):
     """A test CA (``ca``, to trust) and a certificate it issued for ``host``."""
 
     ca: Path
     cert: Path
     key: Path
 
-    def server_context(self) -> ssl.SSLContext:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(self.cert, self.key)
-        return context
-
-    def client_context(self) -> ssl.SSLContext:
-        return ssl.create_default_context(cafile=str(self.ca))
+    @property
+    def trusted(self) -> Path:
+        return self.ca
 
 
 def host_certificate(directory: Path, host: str) -> HostCertificate:
     """A throwaway CA and a server certificate for ``host`` signed by it, as
     a TLS-intercepting stand-in for a public host needs (the client is told
     to trust ``ca``, e.g. through ``NODE_EXTRA_CA_CERTS``)."""
-    now = datetime.datetime.now(datetime.timezone.utc)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name(
         [x509.NameAttribute(NameOID.COMMON_NAME, "first-party test CA")]
     )
     ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
+        _builder(ca_name, ca_name, ca_key)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(
             x509.KeyUsage(
@@ -127,14 +145,9 @@ def host_certificate(directory: Path, host: str) -> HostCertificate:
         .sign(ca_key, hashes.SHA256())
     )
     key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
     cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
+        _builder(subject, ca_name, key)
         .add_extension(
             x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False
         )
@@ -150,12 +163,5 @@ def host_certificate(directory: Path, host: str) -> HostCertificate:
         directory / f"{host}.key",
     )
     paths.ca.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    paths.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    paths.key.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
+    paths._write(cert, key)
     return paths

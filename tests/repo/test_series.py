@@ -21,7 +21,6 @@ import uuid
 import warnings
 from pathlib import Path
 from typing import Any
-from unittest.mock import AsyncMock, Mock
 
 import pytest
 
@@ -220,7 +219,7 @@ DROP_IN = [
 @pytest.mark.parametrize(("py_type", "value"), DROP_IN, ids=lambda v: repr(v))
 def test_types_upstream_accepts_are_served_and_called(py_type: Any, value: Any) -> None:
     from claude_agent_sdk import create_sdk_mcp_server, tool
-    from claude_agent_sdk._internal.query import Query
+    from tests.lib.cli_peer import call_tool
 
     received: list[Any] = []
 
@@ -234,40 +233,7 @@ def test_types_upstream_accepts_are_served_and_called(py_type: Any, value: Any) 
             "srv", tools=[tool("t", "d", {"v": py_type})(handler)]
         )
 
-    async def call() -> dict[str, Any]:
-        transport = AsyncMock()
-        transport.is_ready = Mock(return_value=True)
-        query = Query(
-            transport=transport,
-            is_streaming_mode=True,
-            sdk_mcp_servers={"srv": config["instance"]},
-        )
-        init = {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        }
-        try:
-            await query._handle_sdk_mcp_request(
-                "srv",
-                {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init},
-            )
-            response = await query._handle_sdk_mcp_request(
-                "srv",
-                {
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "tools/call",
-                    "params": {"name": "t", "arguments": {"v": value}},
-                },
-            )
-        finally:
-            await query.close()
-        assert response is not None
-        result: dict[str, Any] = response["result"]
-        return result
-
-    result = asyncio.run(call())
+    result = asyncio.run(call_tool(config, "t", {"v": value}))
     assert not result.get("isError"), result
     assert received == [value]
 
