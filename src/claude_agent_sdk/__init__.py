@@ -45,14 +45,22 @@ from ._errors import (
 )
 from ._internal._mcp_compat import build_tool_server
 from ._internal.argument_validation import argument_error, compile_validator
-from ._internal.json_schema_dicts import is_json_schema, object_schema, warn_non_object
-from ._internal.pydantic_models import (
+from ._internal.definition.pydantic_models import (
     handler_takes_model,
     is_model_class,
     model_input_schema,
     validate_arguments,
     warn_unknown_schema_class,
 )
+from ._internal.definition.type_schema import (
+    field_schema,
+    more_schema,
+    refuse_json_values_in_shorthand,
+    type_to_schema,
+    typeddict_hints,
+    typeddict_to_schema,
+)
+from ._internal.json_schema_dicts import is_json_schema, object_schema, warn_non_object
 from ._internal.session_import import import_session_to_store
 from ._internal.session_mutations import (
     ForkSessionResult,
@@ -88,14 +96,6 @@ from ._internal.tool_fields import (
 )
 from ._internal.tool_results import check_output_schema, output_validator, tool_result
 from ._internal.transport import Transport
-from ._internal.type_schema import (
-    field_schema,
-    more_schema,
-    refuse_json_values_in_shorthand,
-    type_to_schema,
-    typeddict_hints,
-    typeddict_to_schema,
-)
 from ._version import __version__
 from .client import ClaudeSDKClient
 from .query import query
@@ -327,7 +327,7 @@ class SdkMcpTool(Generic[T]):
         if opted_in(self):
             # Loaded with the first tool that opted in: a plain tool's
             # start-up never imports the schema checks.
-            from ._internal.schema_checks import served_input_schema
+            from ._internal.definition.schema_checks import served_input_schema
 
             try:
                 schema = served_input_schema(self, _build_input_schema(self))
@@ -341,7 +341,7 @@ class SdkMcpTool(Generic[T]):
         )
         self.output_schema = check_output_schema(self.name, self.output_schema)
         if self.output_schema is not None:  # every result is checked against it
-            from ._internal.schema_checks import check_input_schema
+            from ._internal.definition.schema_checks import check_input_schema
 
             field = "output_schema"
             check_input_schema(
@@ -358,7 +358,7 @@ def _served_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
         return served[1]  # type: ignore[no-any-return]
     if not opted_in(tool_def):
         return _build_input_schema(tool_def)
-    from ._internal.schema_checks import served_input_schema
+    from ._internal.definition.schema_checks import served_input_schema
 
     schema = served_input_schema(tool_def, _build_input_schema(tool_def))
     if tool_def.input_examples:
@@ -374,7 +374,7 @@ def _enforced_input_schema(
     mode's modules are loaded with the first strict tool)."""
     if tool_def.strict is not True:
         return served
-    from ._internal.strict_schema import enforced_input_schema
+    from ._internal.strict.transform import enforced_input_schema
 
     return enforced_input_schema(tool_def, served)
 
@@ -993,7 +993,7 @@ def create_sdk_mcp_server(
                         tool_name, _enforced_input_schema(tool_def, schemas[tool_name])
                     )
                 if tool_def.strict is True:
-                    from ._internal.strict_schema import strict_argument_error
+                    from ._internal.strict.transform import strict_argument_error
 
                     error = strict_argument_error(validator, arguments)
                 else:
@@ -1026,7 +1026,7 @@ def create_sdk_mcp_server(
         name, version, wire_tools, run_tool, listed, before_listing=check_once
     )
     if any(tool_def.strict is True for tool_def in tools):
-        from ._internal.strict_schema import check_server_limits
+        from ._internal.strict.transform import check_server_limits
 
         check_server_limits(name, server, tools, schemas)
 
@@ -1034,13 +1034,13 @@ def create_sdk_mcp_server(
 
 
 if TYPE_CHECKING:
+    from ._internal.definition.schema_checks import SchemaCheckError
     from ._internal.relay.evidence import ToolFieldsRelayError, ToolFieldsReport
-    from ._internal.schema_checks import SchemaCheckError
 
 # Fork exports read on first use: SchemaCheckError's module is loaded only
 # when a tool needs the checks (tests/dropin/test_start_up.py).
 _FORK_EXPORTS = {
-    "SchemaCheckError": "._internal.schema_checks",
+    "SchemaCheckError": "._internal.definition.schema_checks",
     "ToolFieldsRelayError": "._internal.relay.evidence",
     "ToolFieldsReport": "._internal.relay.evidence",
 }

@@ -23,13 +23,13 @@ from claude_agent_sdk import create_sdk_mcp_server, tool
 from tests.lib.cli_peer import error_text, serve
 
 try:
+    from claude_agent_sdk._internal.definition.schema_checks import check_input_schema
     from claude_agent_sdk._internal.relay.rewrite import (
         StrictServers,
         over_caps_message,
         rewrite_body,
     )
-    from claude_agent_sdk._internal.schema_checks import check_input_schema
-    from claude_agent_sdk._internal.strict_schema import (
+    from claude_agent_sdk._internal.strict.transform import (
         find_strict_violations,
         select_within_limits,
         strict_schemas,
@@ -296,7 +296,7 @@ def _union_tool(kinds: str, per_branch: int) -> dict[str, Any]:
 
 @strict_patch
 def test_closing_a_union_adds_no_optional_parameters() -> None:
-    from claude_agent_sdk._internal.strict_schema import count_parameters
+    from claude_agent_sdk._internal.strict.transform import count_parameters
 
     schema = _union_tool("abcd", 6)
     forms = strict_schemas(schema)
@@ -318,7 +318,7 @@ def test_a_tool_of_22_optional_parameters_in_union_branches_is_served_strict(
     """The issue's shape: 22 optional parameters in two branches, under the
     cap as written; closed over siblings' names it was served with 44 and
     refused. Served strict now, by the SDK and by the relay."""
-    from claude_agent_sdk._internal.strict_schema import count_parameters
+    from claude_agent_sdk._internal.strict.transform import count_parameters
 
     schema = _union_tool("ab", 11)
     if union == "oneOf":
@@ -344,7 +344,7 @@ def test_an_object_holding_a_union_declares_each_branch_name_once() -> None:
     """At the root (which must be closed), the branches' names are declared
     once, by the root; no branch declares a sibling's names (67 optional
     parameters before, for 22 written)."""
-    from claude_agent_sdk._internal.strict_schema import count_parameters
+    from claude_agent_sdk._internal.strict.transform import count_parameters
 
     target = _union_tool("ab", 11)["properties"]["target"]
     schema = {"type": "object", "oneOf": target["anyOf"]}

@@ -28,13 +28,13 @@ from .transport.subprocess_cli import SubprocessCLITransport
 
 def check_strict_tool_limits(mcp_servers: object) -> None:
     """Refuse SDK servers whose strict tools together go over strict mode's
-    per-request caps (``strict_schema.check_request_limits``).
+    per-request caps (``strict.transform.check_request_limits``).
 
     Strict tools are remembered by strict mode's module, which only a strict
     tool loads: without it there is nothing to check, and it is not loaded
     for a query of tools that never asked for strict mode.
     """
-    strict_schema = sys.modules.get(f"{__package__}.strict_schema")
+    strict_schema = sys.modules.get(f"{__package__}.strict.transform")
     if strict_schema is not None:
         strict_schema.check_request_limits(mcp_servers)
 

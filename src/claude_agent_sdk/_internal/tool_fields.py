@@ -19,8 +19,8 @@ import pydantic
 from mcp.types import Tool
 
 from .argument_validation import argument_error, compile_validator
-from .notices import notice_logger
-from .pydantic_models import example_to_json, is_model_class
+from .definition.notices import notice_logger
+from .definition.pydantic_models import example_to_json, is_model_class
 
 if sys.version_info >= (3, 11):
     from typing import is_typeddict
@@ -262,12 +262,12 @@ def first_use_schema_checks(
         ]
         if not unchecked:
             return
-        from .plain_schema import plainly_valid
+        from .definition.plain_schema import plainly_valid
 
         for tool_def, schema in unchecked:
             if plainly_valid(schema, clean=True):
                 continue  # nothing the checks could find: they stay unloaded
-            from .schema_checks import served_input_schema
+            from .definition.schema_checks import served_input_schema
 
             served_input_schema(tool_def, schema)
 

@@ -30,7 +30,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..strict_schema import (
+from ..strict.transform import (
     StrictLimitExceeded,
     count_parameters,
     find_limit_violations,

@@ -51,7 +51,7 @@ def type_to_schema(
     levels) raises a ``TypeError`` naming them rather than a bare
     ``RecursionError``; upstream's converter failed at the same depth.
     """
-    from .. import _python_type_to_json_schema  # the package imports this module
+    from ... import _python_type_to_json_schema  # the package imports this module
 
     token = _WHERE.set((tool_name, parameter, ()))
     try:

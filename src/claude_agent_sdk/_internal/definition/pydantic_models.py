@@ -403,7 +403,7 @@ def _describe_enforced_constraints(schema: dict[str, Any]) -> None:
     are removed everywhere.
     """
     # Strict mode's modules are loaded with the first strict tool only.
-    from .strict_schema import PYDANTIC_DESCRIBED_KEYWORDS, describe_constraints
+    from ..strict.transform import PYDANTIC_DESCRIBED_KEYWORDS, describe_constraints
 
     for node in _schema_nodes(schema):
         notes = node.pop(_ENFORCED, None)

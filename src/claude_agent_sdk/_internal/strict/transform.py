@@ -75,7 +75,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple
 
-from .plain_schema import known_keyword, nearest_keyword
+from ..definition.plain_schema import known_keyword, nearest_keyword
 from .schema_graph import (
     LOCAL_POINTER,
     MAX_SCHEMA_DEPTH,

@@ -50,9 +50,7 @@ from urllib.parse import urljoin, urlsplit
 
 import jsonschema
 
-from .notices import notice_logger
-from .plain_schema import JSON_SCHEMA_KEYWORDS, nearest_keyword, plainly_valid
-from .schema_graph import (
+from ..strict.schema_graph import (
     MAX_SCHEMA_DEPTH,
     MAX_SCHEMA_POSITIONS,
     SchemaGraph,
@@ -61,7 +59,9 @@ from .schema_graph import (
     python_patterns,
     shape_problems,
 )
-from .tool_fields import opted_in, schema_from_types
+from ..tool_fields import opted_in, schema_from_types
+from .notices import notice_logger
+from .plain_schema import JSON_SCHEMA_KEYWORDS, nearest_keyword, plainly_valid
 
 if sys.version_info >= (3, 11):
     from typing import is_typeddict
@@ -483,7 +483,7 @@ def served_input_schema(tool_def: Any, schema: dict[str, Any]) -> dict[str, Any]
         )
         return schema
     # Strict mode's rules and transform: loaded with the first strict tool.
-    from .strict_schema import (
+    from ..strict.transform import (
         format_violations,
         remember_enforced,
         root_violations,

@@ -36,9 +36,9 @@ import referencing
 import referencing.exceptions
 import referencing.jsonschema
 
-from .argument_validation import OFFLINE_REGISTRY
-from .plain_schema import MAX_SCHEMA_DEPTH as MAX_SCHEMA_DEPTH
-from .plain_schema import PLAIN_DIALECTS as PLAIN_DIALECTS
+from ..argument_validation import OFFLINE_REGISTRY
+from ..definition.plain_schema import MAX_SCHEMA_DEPTH as MAX_SCHEMA_DEPTH
+from ..definition.plain_schema import PLAIN_DIALECTS as PLAIN_DIALECTS
 
 MAX_SCHEMA_POSITIONS = 100_000
 """Most (schema position, base URI) pairs the reference walk will visit."""
