@@ -45,6 +45,13 @@ from ._errors import (
 )
 from ._internal._mcp_compat import build_tool_server
 from ._internal.argument_validation import argument_error, compile_validator
+from ._internal.definition.fields import (
+    check_examples,
+    check_tool_fields,
+    first_use_schema_checks,
+    opted_in,
+    warn_duplicate_names,
+)
 from ._internal.definition.pydantic_models import (
     handler_takes_model,
     is_model_class,
@@ -86,13 +93,6 @@ from ._internal.sessions import (
     list_sessions_from_store,
     list_subagents,
     list_subagents_from_store,
-)
-from ._internal.tool_fields import (
-    check_examples,
-    check_tool_fields,
-    first_use_schema_checks,
-    opted_in,
-    warn_duplicate_names,
 )
 from ._internal.tool_results import check_output_schema, output_validator, tool_result
 from ._internal.transport import Transport

@@ -122,14 +122,3 @@ def argument_error(validator: ToolValidator, arguments: dict[str, Any]) -> str |
     """The message ``jsonschema.validate`` would raise for ``arguments``, if any."""
     error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
     return None if error is None else str(error.message)
-
-
-def _unfetched(uri: str) -> Resource[Any]:
-    return DRAFT202012.create_resource(_Unfetched())
-
-
-OFFLINE_REGISTRY: Registry[Any] = Registry(retrieve=_unfetched)  # type: ignore[call-arg]
-"""A reference registry that never fetches a document: a reference to one
-lands in a stand-in that accepts any value. The definition-time reference
-walk (``schema_graph.SchemaGraph``) uses it, and reports a reference that
-lands in a stand-in document as external."""

@@ -31,7 +31,7 @@ tool is defined, so it is checked there:
   built from Python types none at all. Strict
   mode's modules are imported only for a ``strict=True`` tool, and a
   plain tool's checks run at its server's first ``tools/list`` or
-  ``tools/call`` (``tool_fields.first_use_schema_checks``), so that
+  ``tools/call`` (``fields.first_use_schema_checks``), so that
   start-up does not pay for checks that can only log.
 
 References are resolved by ``schema_graph.SchemaGraph``, the way jsonschema
@@ -59,7 +59,7 @@ from ..strict.schema_graph import (
     python_patterns,
     shape_problems,
 )
-from ..tool_fields import opted_in, schema_from_types
+from .fields import opted_in, schema_from_types
 from .notices import notice_logger
 from .plain_schema import JSON_SCHEMA_KEYWORDS, nearest_keyword, plainly_valid
 

@@ -7,7 +7,7 @@ schema through JSON (``json_copy``) and walks it: every schema position
 validation can reach, every reference resolved the way jsonschema resolves
 it (the ``referencing`` library, the same dialect rules, base URIs from
 ``$id``) with the SDK's one registry that never fetches anything
-(``argument_validation.OFFLINE_REGISTRY``): a reference that resolves
+(``OFFLINE_REGISTRY`` below): a reference that resolves
 outside the document is reported as external, never retrieved. A document
 whose references are all local JSON Pointers and that changes no base URI
 (most schemas) is walked without ``referencing``, with the same result
@@ -35,10 +35,23 @@ from urllib.parse import urldefrag, urljoin
 import referencing
 import referencing.exceptions
 import referencing.jsonschema
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
-from ..argument_validation import OFFLINE_REGISTRY
+from ..argument_validation import _Unfetched
 from ..definition.plain_schema import MAX_SCHEMA_DEPTH as MAX_SCHEMA_DEPTH
 from ..definition.plain_schema import PLAIN_DIALECTS as PLAIN_DIALECTS
+
+
+def _unfetched(uri: str) -> Resource[Any]:
+    return DRAFT202012.create_resource(_Unfetched())
+
+
+OFFLINE_REGISTRY: Registry[Any] = Registry(retrieve=_unfetched)  # type: ignore[call-arg]
+"""A reference registry that never fetches a document: a reference to one
+lands in a stand-in that accepts any value. The definition-time reference
+walk (``schema_graph.SchemaGraph``) uses it, and reports a reference that
+lands in a stand-in document as external."""
 
 MAX_SCHEMA_POSITIONS = 100_000
 """Most (schema position, base URI) pairs the reference walk will visit."""
