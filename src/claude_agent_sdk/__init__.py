@@ -44,29 +44,8 @@ from ._errors import (
     ResultError,
 )
 from ._internal._mcp_compat import build_tool_server
-from ._internal.argument_validation import argument_error, compile_validator
-from ._internal.definition.fields import (
-    check_examples,
-    check_tool_fields,
-    first_use_schema_checks,
-    opted_in,
-    warn_duplicate_names,
-)
-from ._internal.definition.pydantic_models import (
-    handler_takes_model,
-    is_model_class,
-    model_input_schema,
-    validate_arguments,
-    warn_unknown_schema_class,
-)
-from ._internal.definition.type_schema import (
-    field_schema,
-    more_schema,
-    refuse_json_values_in_shorthand,
-    type_to_schema,
-    typeddict_hints,
-    typeddict_to_schema,
-)
+from ._internal.definition import hooks as _fork
+from ._internal.definition.fields import check_tool_fields
 from ._internal.json_schema_dicts import is_json_schema, object_schema, warn_non_object
 from ._internal.session_import import import_session_to_store
 from ._internal.session_mutations import (
@@ -311,72 +290,12 @@ class SdkMcpTool(Generic[T]):
     output_schema: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        # Checked however the tool is built, naming the tool and the field;
-        # the tool keeps plain-JSON copies of what it was given. The input
-        # schema of a tool that opted in to checks is built and checked here
-        # too, unless it names a type defined later; any other tool's is
-        # built with its server, as it always was.
-        if (
-            self.strict is None
-            and self.input_examples is None
-            and self.extra_fields is None
-            and self.output_schema is None
-        ):
-            return  # none of the new fields: nothing to check or copy
-        schema: dict[str, Any] | None = None
-        if opted_in(self):
-            # Loaded with the first tool that opted in: a plain tool's
-            # start-up never imports the schema checks.
-            from ._internal.definition.schema_checks import served_input_schema
-
-            try:
-                schema = served_input_schema(self, _build_input_schema(self))
-            except NameError:
-                pass  # checked when its server is built
-            else:
-                self._served = (self.input_schema, schema)
+        if _fork.define(self, _build_input_schema):  # the fork's checks
+            return
         self.input_examples, self.extra_fields = check_tool_fields(
-            self,
-            None if schema is None else (lambda: _enforced_input_schema(self, schema)),
+            self, lambda: _build_input_schema(self)
         )
         self.output_schema = check_output_schema(self.name, self.output_schema)
-        if self.output_schema is not None:  # every result is checked against it
-            from ._internal.definition.schema_checks import check_input_schema
-
-            field = "output_schema"
-            check_input_schema(
-                self.name, self.output_schema, opted_in=True, field=field
-            )
-
-
-def _served_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
-    """The input schema ``tool_def`` is listed with, checked once if it opted
-    in; any other tool's checks wait for its server's first use
-    (``first_use_schema_checks``)."""
-    served = getattr(tool_def, "_served", None)
-    if served is not None and served[0] is tool_def.input_schema:
-        return served[1]  # type: ignore[no-any-return]
-    if not opted_in(tool_def):
-        return _build_input_schema(tool_def)
-    from ._internal.definition.schema_checks import served_input_schema
-
-    schema = served_input_schema(tool_def, _build_input_schema(tool_def))
-    if tool_def.input_examples:
-        check_examples(tool_def, _enforced_input_schema(tool_def, schema))
-    return schema
-
-
-def _enforced_input_schema(
-    tool_def: SdkMcpTool[Any], served: dict[str, Any]
-) -> dict[str, Any]:
-    """The schema ``tool_def``'s calls are validated against: ``served``, or
-    for a strict tool the author's schema with every constraint (strict
-    mode's modules are loaded with the first strict tool)."""
-    if tool_def.strict is not True:
-        return served
-    from ._internal.strict.transform import enforced_input_schema
-
-    return enforced_input_schema(tool_def, served)
 
 
 _Model = TypeVar("_Model", bound=pydantic.BaseModel)
@@ -454,32 +373,22 @@ def tool(
             - A TypedDict class for more complex schemas
             - A JSON Schema dictionary for full validation
               (a valid schema with a value no ``{name: type}`` dict holds)
-            - A pydantic ``BaseModel`` subclass: listed with the model's JSON
-              Schema, each call validated by the model (every failing field
-              reported to Claude). The handler receives the model instance
-              when its parameter is annotated with the model class
-              (``async def h(args: Model)``), else the arguments dict.
-              With ``strict=True`` constraints strict mode cannot compile but
-              the model enforces (``Field(ge=1, le=50)``, ``min_length``, ...)
-              move from the listed schema into the field's description.
-              ``input_examples`` may then be model instances or dicts.
             Use ``Annotated[type, "description"]`` to add a description to a
             parameter in either dict-style or TypedDict schemas.
             Python types become JSON Schema by one converter: ``str``,
             ``int``, ``float``, ``bool``, ``list[X]``, ``dict``, unions and
             TypedDicts map to their JSON types, ``X | None`` to ``X``, and
-            any other type to a string. A tool with ``strict=True`` or
-            ``input_examples`` gets what the types say instead: ``Literal``
-            and ``Enum`` as ``enum``, ``None`` as ``null``, dates, times and
-            UUIDs as formatted strings, ``dict[str, V]`` with its values.
+            any other type to a string. A tool with ``strict=True`` gets
+            what the types say instead: ``Literal`` and ``Enum`` as ``enum``,
+            ``None`` as ``null``, dates, times and UUIDs as formatted
+            strings, ``dict[str, V]`` with its values.
         annotations: Optional MCP tool annotations (hints such as
             ``readOnlyHint`` or ``destructiveHint``) advertised to Claude.
             ``ToolAnnotations(maxResultSizeChars=N)`` additionally raises the
             size up to which Claude Code keeps this tool's result inline
             instead of persisting it to a file and showing a preview.
         strict: Optional bool, served as the ``strict`` field of the tool's
-            ``tools/list`` entry and as ``_meta["anthropic/strict"]``; Claude
-            Code 2.1.332 forwards neither.
+            ``tools/list`` entry; Claude Code 2.1.332 does not forward it.
         input_examples: Optional list of example inputs (JSON objects that
             match ``input_schema``), served as ``input_examples``; likewise.
         extra_fields: Optional further top-level JSON fields of the entry
@@ -562,7 +471,7 @@ def _python_type_to_json_schema(
 
     By default ``X | None`` is served as ``X``, and ``Literal``, ``Enum``,
     dates, times, UUIDs, ``Any`` and ``None`` as strings. With ``faithful``
-    (a tool with ``strict=True`` or ``input_examples``) the schema keeps what
+    (a tool with ``strict=True``) the schema keeps what
     the type says: ``Literal`` and ``Enum`` values become ``enum``, ``None``
     is ``null``, ``datetime.date``, ``datetime.datetime``, ``datetime.time``
     and ``uuid.UUID`` are strings with their ``format``, ``dict[str, V]``
@@ -615,7 +524,7 @@ def _python_type_to_json_schema(
         return {"type": "array"}
     if origin is dict:
         key_value: tuple[Any, ...] = getattr(py_type, "__args__", ())
-        if faithful and len(key_value) == 2:  # JSON keys are str, whatever K is
+        if faithful and len(key_value) == 2 and key_value[0] is str:
             values = _python_type_to_json_schema(key_value[1], faithful=True)
             if values:
                 return {"type": "object", "additionalProperties": values}
@@ -629,13 +538,7 @@ def _python_type_to_json_schema(
     if is_typeddict(py_type):
         return _typeddict_to_json_schema(py_type, faithful=faithful)
 
-    if faithful:  # tuples, sets, NewType, ...; any other type warns
-        return more_schema(py_type, _faithful_schema)
     return {"type": "string"}
-
-
-def _faithful_schema(py_type: Any) -> dict[str, Any]:
-    return _python_type_to_json_schema(py_type, faithful=True)
 
 
 _STRING_FORMATS = (
@@ -686,18 +589,12 @@ def _typeddict_to_json_schema(
 ) -> dict[str, Any]:
     """Convert a TypedDict class to a JSON Schema dict (``faithful``: as for
     ``_python_type_to_json_schema``)."""
-    hints = (
-        typeddict_hints(td_class)  # named errors for self-containing, too deep
-        if faithful
-        else _get_type_hints(td_class, include_extras=True)
-    )
+    hints = _get_type_hints(td_class, include_extras=True)
 
     properties: dict[str, Any] = {}
     for field_name, field_type in hints.items():
-        properties[field_name] = (
-            field_schema(td_class, field_name, field_type, _faithful_schema)
-            if faithful
-            else _python_type_to_json_schema(field_type)
+        properties[field_name] = _python_type_to_json_schema(
+            field_type, faithful=faithful
         )
 
     required_keys = getattr(td_class, "__required_keys__", set(properties.keys()))
@@ -712,33 +609,18 @@ def _typeddict_to_json_schema(
 
 def _build_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
     """Turn a tool's declared input_schema into the JSON Schema sent on the wire."""
-    # A tool that asks for strict mode or examples gets a schema that keeps
-    # what its Python types say (enum, null, formats, map values); any other
-    # tool is listed exactly as before.
-    faithful = tool_def.strict is True or tool_def.input_examples is not None
+    if (schema := _fork.input_schema(tool_def)) is not None:
+        return schema
+    # A tool that asks for strict mode gets a schema that keeps what its
+    # Python types say (enum, null, formats, map values), since the model is
+    # then held to it; any other tool is listed exactly as before.
+    faithful = tool_def.strict is True
     if isinstance(tool_def.input_schema, dict):
-        kind = tool_def.input_schema.get("type", "object")
-        # (A strict tool's root is held to strict mode's rules instead.)
-        examples_only = faithful and tool_def.strict is not True
-        if examples_only and isinstance(kind, (str, list)) and kind != "object":
-            raise ValueError(
-                f"Tool '{tool_def.name}': input_schema has the top-level type "
-                f"{kind!r}; a tool with input_examples needs an object schema, "
-                "as a tool's input is a JSON object"
-            )
         warn_non_object(tool_def.name, tool_def.input_schema)
         if is_json_schema(tool_def.input_schema):
             return object_schema(tool_def.input_schema)
-        if tool_def.strict is True:
-            refuse_json_values_in_shorthand(tool_def.name, tool_def.input_schema)
         properties = {
-            param_name: (
-                type_to_schema(
-                    param_type, tool_name=tool_def.name, parameter=param_name
-                )
-                if faithful
-                else _python_type_to_json_schema(param_type)
-            )
+            param_name: _python_type_to_json_schema(param_type, faithful=faithful)
             for param_name, param_type in tool_def.input_schema.items()
         }
         return {
@@ -747,43 +629,22 @@ def _build_input_schema(tool_def: SdkMcpTool[Any]) -> dict[str, Any]:
             "required": list(properties.keys()),
         }
     if is_typeddict(tool_def.input_schema):
-        if faithful:
-            return typeddict_to_schema(tool_def.input_schema, tool_name=tool_def.name)
-        return _typeddict_to_json_schema(tool_def.input_schema)
-    if is_model_class(tool_def.input_schema):
-        return model_input_schema(
-            tool_def.input_schema,
-            tool_name=tool_def.name,
-            strict=tool_def.strict is True,
-        )
-    warn_unknown_schema_class(tool_def.name, tool_def.input_schema)
+        return _typeddict_to_json_schema(tool_def.input_schema, faithful=faithful)
     return {"type": "object", "properties": {}}
 
 
 def _build_meta(tool_def: SdkMcpTool[Any]) -> dict[str, Any] | None:
+    if (meta := _fork.meta(tool_def)) is not None:
+        return meta
     # Client-specific hints travel in _meta under namespaced keys because MCP
     # clients drop annotation fields they do not know. maxResultSizeChars is
     # the size up to which Claude Code keeps a tool result inline rather than
     # persisting it and showing a preview; it rides on the annotations object
     # as an extra (or subclass-declared) field.
-    meta: dict[str, Any] = {}
     max_size = getattr(tool_def.annotations, "maxResultSizeChars", None)
-    if max_size is not None:
-        meta["anthropic/maxResultSizeChars"] = max_size
-    # The key proposed to Claude Code for strict MCP tools, next to the
-    # top-level field, so a client may read either.
-    if tool_def.strict is not None:
-        meta["anthropic/strict"] = tool_def.strict
-    return meta or None
-
-
-def _new_fields(tool_def: SdkMcpTool[Any]) -> bool:
-    """Whether ``tool_def`` uses ``strict``, ``input_examples`` or ``extra_fields``."""
-    return (
-        tool_def.strict is not None
-        or tool_def.input_examples is not None
-        or tool_def.extra_fields is not None
-    )
+    if max_size is None:
+        return None
+    return {"anthropic/maxResultSizeChars": max_size}
 
 
 def _listed_fields(tool_def: SdkMcpTool[Any], schema: Any) -> dict[str, Any]:
@@ -928,35 +789,21 @@ def create_sdk_mcp_server(
     """
     tools = tools or []
     tools_by_name = {tool_def.name: tool_def for tool_def in tools}
-    if len(tools_by_name) < len(tools):
-        warn_duplicate_names(name, tools)
-    own_schemas = [_served_input_schema(tool_def) for tool_def in tools]
-    schemas = dict(zip([tool_def.name for tool_def in tools], own_schemas, strict=True))
-    # Two tools with one name are listed with the last one's schema, as
-    # upstream lists them, unless one uses a new field: then each entry lists
-    # its own, so none carries the other's schema (nor a _meta strict hint
-    # beside a schema strict mode never checked).
-    separate = {tool_def.name for tool_def in tools if _new_fields(tool_def)}
+    fork = _fork.ToolServer(name, tools, _build_input_schema)
+    schemas = fork.schemas
     wire_tools = [
         Tool.model_validate(
             {
                 "name": tool_def.name,
                 "description": tool_def.description,
-                "inputSchema": (
-                    schema if tool_def.name in separate else schemas[tool_def.name]
-                ),
+                "inputSchema": fork.listed_schema(tool_def),
                 "annotations": tool_def.annotations,
                 "_meta": _build_meta(tool_def),
                 "outputSchema": tool_def.output_schema,
             }
         )
-        for tool_def, schema in zip(tools, own_schemas, strict=True)
+        for tool_def in tools
     ]
-
-    # What the schema checks notice about a tool that did not opt in (they
-    # cannot refuse it) is logged at the server's first tools/list or
-    # tools/call, not paid for at start-up.
-    check_once = first_use_schema_checks(tools, own_schemas)
 
     # Built on a tool's first call: a server may define many tools it never
     # calls, and a broken schema still fails at call time, as it always has.
@@ -967,40 +814,12 @@ def create_sdk_mcp_server(
         # supported mcp version: unknown tools, invalid arguments and handler
         # failures all come back as isError results the model can read, never
         # as protocol errors.
-        check_once()
+        fork.check_once()
         tool_def = tools_by_name.get(tool_name)
         if tool_def is None:
             return _tool_error_result(f"Tool '{tool_name}' not found")
         try:
-            if is_model_class(tool_def.input_schema):
-                # The model validates (its error lists every failing field);
-                # the handler gets the instance if its parameter is annotated
-                # with the model, else the arguments dict, as upstream passed.
-                instance = validate_arguments(
-                    tool_def.input_schema, arguments, tool_name=tool_name
-                )
-                result = await tool_def.handler(
-                    instance
-                    if handler_takes_model(tool_def.handler, tool_def.input_schema)
-                    else arguments
-                )
-            else:
-                validator = validators.get(tool_name)
-                if validator is None:
-                    # A strict tool's calls are checked against the author's
-                    # constraints, also those served only in its description.
-                    validator = validators[tool_name] = compile_validator(
-                        tool_name, _enforced_input_schema(tool_def, schemas[tool_name])
-                    )
-                if tool_def.strict is True:
-                    from ._internal.strict.transform import strict_argument_error
-
-                    error = strict_argument_error(validator, arguments)
-                else:
-                    error = argument_error(validator, arguments)
-                if error is not None:
-                    return _tool_error_result(f"Input validation error: {error}")
-                result = await tool_def.handler(arguments)
+            result = await fork.call(tool_def, arguments, validators)
             return CallToolResult.model_validate(
                 {
                     "content": _convert_tool_content(result.get("content", [])),
@@ -1023,12 +842,9 @@ def create_sdk_mcp_server(
         tool_def.name: output_validator(tool_def.output_schema) for tool_def in tools
     }
     server = build_tool_server(
-        name, version, wire_tools, run_tool, listed, before_listing=check_once
+        name, version, wire_tools, run_tool, listed, before_listing=fork.check_once
     )
-    if any(tool_def.strict is True for tool_def in tools):
-        from ._internal.strict.transform import check_server_limits
-
-        check_server_limits(name, server, tools, schemas)
+    fork.finish(server)
 
     return McpSdkServerConfig(type="sdk", name=name, instance=server)
 

@@ -1,30 +1,31 @@
-"""The faithful schema of Python types the one converter has no branch for.
+"""Python types as faithful JSON Schema, for tools that opt in.
 
-``claude_agent_sdk._python_type_to_json_schema(py_type, faithful=True)`` (a
-tool with ``strict=True`` or ``input_examples``) calls into this module for
-what it would otherwise serve as ``{"type": "string"}``, and for each
-TypedDict field, so that its messages name the tool and the parameter.
-Every type is served the way the handler receives it: the CLI sends JSON, so
-a tuple or set arrives as a list and a dict's keys as strings. A type with
-no JSON Schema equivalent is served as ``{"type": "string"}``, as it always
-has been, with a ``UserWarning`` naming it, so no definition that worked
-before is refused.
+A tool with ``strict=True`` or ``input_examples`` gets what its types say
+(``Literal``/``Enum`` as ``enum``, ``None`` as ``null``, formats, map values,
+tuples, sets, ``NewType``); messages name the tool and the parameter. The
+mappings are in docs/reference.md; a type with no JSON Schema equivalent is
+served as a string with a ``UserWarning``, as upstream serves it.
 """
 
 from __future__ import annotations
 
 import collections.abc as abc
+import datetime
+import enum
+import math
 import sys
+import types as builtin_types
+import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 if sys.version_info >= (3, 11):
-    from typing import get_type_hints
+    from typing import get_type_hints, is_typeddict
 else:  # 3.10's does not strip NotRequired markers
-    from typing_extensions import get_type_hints
+    from typing_extensions import get_type_hints, is_typeddict
 
 Convert = Callable[[Any], dict[str, Any]]
 
@@ -44,22 +45,139 @@ _WHERE: ContextVar[tuple[str | None, str | None, tuple[type, ...]]] = ContextVar
 def type_to_schema(
     py_type: Any, *, tool_name: str | None = None, parameter: str | None = None
 ) -> dict[str, Any]:
-    """The faithful JSON Schema of ``py_type``, by the one converter.
+    """The faithful JSON Schema of ``py_type``.
 
     ``tool_name`` and ``parameter`` only name the type in warnings and errors.
     A type nested deeper than Python's recursion limit allows (about 980
     levels) raises a ``TypeError`` naming them rather than a bare
     ``RecursionError``; upstream's converter failed at the same depth.
     """
-    from ... import _python_type_to_json_schema  # the package imports this module
-
     token = _WHERE.set((tool_name, parameter, ()))
     try:
-        return _python_type_to_json_schema(py_type, faithful=True)
+        return faithful_schema(py_type)
     except RecursionError:
         raise _too_deep(tool_name, parameter) from None
     finally:
         _WHERE.reset(token)
+
+
+def faithful_schema(py_type: Any) -> dict[str, Any]:
+    """Upstream's converter with ``faithful=True`` (``claude_agent_sdk.
+    _python_type_to_json_schema``), and every type it has no branch for
+    (``more_schema``): what the handler receives, as JSON."""
+    origin = get_origin(py_type)
+
+    # NotRequired/Required/ReadOnly survive include_extras=True; unwrap them
+    if getattr(origin, "_name", None) in ("NotRequired", "Required", "ReadOnly"):
+        return faithful_schema(get_args(py_type)[0])
+
+    if origin is Annotated:
+        args = get_args(py_type)
+        schema = faithful_schema(args[0])
+        for meta in args[1:]:
+            if isinstance(meta, str):
+                schema["description"] = meta
+                break
+        return schema
+
+    if py_type is str:
+        return {"type": "string"}
+    if py_type is int:
+        return {"type": "integer"}
+    if py_type is float:
+        return {"type": "number"}
+    if py_type is bool:
+        return {"type": "boolean"}
+    if (typed := _value_schema(py_type)) is not None:
+        return typed
+
+    origin = getattr(py_type, "__origin__", None)
+
+    if origin is Union or isinstance(py_type, builtin_types.UnionType):
+        args = py_type.__args__
+        if len(args) == 1:
+            return faithful_schema(args[0])
+        return {"anyOf": [faithful_schema(a) for a in args]}
+
+    if origin is list:
+        item_args = getattr(py_type, "__args__", None)
+        if item_args:
+            items = faithful_schema(item_args[0])
+            return {"type": "array", "items": items} if items else {"type": "array"}
+        return {"type": "array"}
+    if origin is dict:
+        key_value: tuple[Any, ...] = getattr(py_type, "__args__", ())
+        if len(key_value) == 2:  # JSON keys are str, whatever K is
+            values = faithful_schema(key_value[1])
+            if values:
+                return {"type": "object", "additionalProperties": values}
+        return {"type": "object"}
+
+    if py_type is list:
+        return {"type": "array"}
+    if py_type is dict:
+        return {"type": "object"}
+
+    if is_typeddict(py_type):
+        return _typeddict_schema(py_type)
+
+    return more_schema(py_type, faithful_schema)  # tuples, sets, NewType, ...
+
+
+def _typeddict_schema(td_class: type) -> dict[str, Any]:
+    hints = typeddict_hints(td_class)  # named errors for self-containing, too deep
+    properties = {
+        field_name: field_schema(td_class, field_name, field_type, faithful_schema)
+        for field_name, field_type in hints.items()
+    }
+    required_keys = getattr(td_class, "__required_keys__", set(properties.keys()))
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required_keys:
+        schema["required"] = sorted(required_keys)
+    return schema
+
+
+_STRING_FORMATS = (
+    (datetime.datetime, "date-time"),  # before date: a datetime is a date
+    (datetime.date, "date"),
+    (datetime.time, "time"),
+    (uuid.UUID, "uuid"),
+)
+_JSON_SCALARS = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (builtin_types.NoneType, "null"),
+)
+
+
+def _value_schema(py_type: Any) -> dict[str, Any] | None:
+    """The schema of ``None``, ``Any``, a date, time or UUID, a ``Literal`` or
+    an ``Enum``, or None (one of values JSON lacks stays a string)."""
+    if py_type is None or py_type is builtin_types.NoneType:
+        return {"type": "null"}
+    if py_type is Any:
+        return {}
+    for cls, string_format in _STRING_FORMATS:
+        if py_type is cls:
+            return {"type": "string", "format": string_format}
+    members: Any = py_type
+    if get_origin(py_type) is Literal:
+        values = [v.value if isinstance(v, enum.Enum) else v for v in get_args(py_type)]
+    elif isinstance(py_type, enum.EnumMeta) and not issubclass(py_type, enum.Flag):
+        values = [member.value for member in members]  # a Flag's combinations: no
+    else:
+        return None
+    kinds = {next((k for t, k in _JSON_SCALARS if type(v) is t), None) for v in values}
+    if not values or None in kinds:
+        return None
+    if any(isinstance(v, float) and not math.isfinite(v) for v in values):
+        return None
+    kinds = {"number"} if kinds == {"integer", "number"} else kinds
+    return (
+        {"type": kinds.pop(), "enum": values} if len(kinds) == 1 else {"enum": values}
+    )
 
 
 def typeddict_to_schema(
