@@ -853,22 +853,7 @@ if TYPE_CHECKING:
     from ._internal.definition.schema_checks import SchemaCheckError
     from ._internal.relay.evidence import ToolFieldsRelayError, ToolFieldsReport
 
-# Fork exports read on first use: SchemaCheckError's module is loaded only
-# when a tool needs the checks (tests/dropin/test_start_up.py).
-_FORK_EXPORTS = {
-    "SchemaCheckError": "._internal.definition.schema_checks",
-    "ToolFieldsRelayError": "._internal.relay.evidence",
-    "ToolFieldsReport": "._internal.relay.evidence",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _FORK_EXPORTS:
-        import importlib
-
-        return getattr(importlib.import_module(_FORK_EXPORTS[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+__getattr__ = _fork.public_name  # the fork's exports, loaded on first use
 
 __all__ = [
     # Main exports

@@ -95,7 +95,7 @@ class ClaudeSDKClient:
     ) -> None:
         """Connect to Claude with a prompt or message stream."""
 
-        from ._internal.client import check_strict_tool_limits
+        from ._internal.definition.hooks import before_query
         from ._internal.session_resume import materialize_resume_session
         from ._internal.session_store_validation import validate_session_store_options
 
@@ -114,16 +114,7 @@ class ClaudeSDKClient:
         # Fail fast on invalid session_store option combinations before
         # spawning the subprocess.
         validate_session_store_options(self.options)
-        # Likewise on strict tools that together exceed strict mode's caps.
-        check_strict_tool_limits(self.options.mcp_servers)
-        if self.options.strict_mcp_servers:
-            from ._internal.relay.lifecycle import check_strict_mcp_servers
-
-            check_strict_mcp_servers(
-                self.options.strict_mcp_servers,
-                self.options.mcp_servers,
-                self.options.tool_fields_relay,
-            )
+        before_query(self.options)  # the fork's checks (definition/hooks.py)
 
         # resume/continue + session_store: load the session from the store
         # into a temp CLAUDE_CONFIG_DIR for the subprocess to resume from.

@@ -2710,73 +2710,10 @@ class ClaudeAgentOptions:
     an older CLI with this option on. The option is read when the session starts.
     """
 
+    # Fork-only: the tool-fields relay (docs/relay.md, "Options").
     tool_fields_relay: bool = False
-    """Deliver SDK tools' ``strict`` and ``input_examples`` to the Messages API.
-
-    Claude Code receives these fields on ``tools/list`` but does not copy
-    them into its API request. When true, the SDK starts a relay on
-    127.0.0.1 before Claude Code and puts it on Claude Code's way to the
-    API: as its HTTPS proxy for ``api.anthropic.com`` when you set no
-    ``ANTHROPIC_BASE_URL`` (Claude Code then stays first-party; the relay
-    goes on through your own ``HTTPS_PROXY``), else as its
-    ``ANTHROPIC_BASE_URL``, forwarding to yours (from ``env``, else the
-    environment). In
-    ``POST /v1/messages`` and ``/v1/messages/count_tokens`` it adds
-    ``strict: true`` and ``input_examples`` to the ``tools`` entries of SDK
-    tools that declare them, and the betas Claude Code sends with them to
-    ``anthropic-beta``; nothing else is changed. The relay stops with the
-    query or client. A setting it cannot work with (for example a proxy
-    scheme it cannot use) raises ``ToolFieldsRelayError`` when the session
-    starts.
-
-    Not available when Claude Code is set to Bedrock, Vertex or Foundry
-    (``CLAUDE_CODE_USE_*``): the SDK refuses to start. Applies to the SDK's
-    own subprocess transport only. Fork-only feature.
-    """
-
     tool_fields_report: Callable[[ToolFieldsReport], object] | None = None
-    """Called with what reached the API, so your code can check strict is on.
-
-    Given a ``ToolFieldsReport`` once per API request the relay changed
-    (``outcome="changed"``: ``strict_tools``, ``example_tools``,
-    ``betas``, ``not_strict`` with why) or could not change
-    (``"unchanged"``: ``reason``, ``dropped_tools``); and, with
-    ``tool_fields_relay`` off while SDK tools declare ``strict`` or
-    ``input_examples``, once per query (``"relay_off"``). The same facts
-    are logged on the ``claude_agent_sdk`` logger (INFO per request, a
-    WARNING with the relay off). Request reports are given on the relay's
-    own thread while the request waits: keep it quick and thread-safe
-    (``list.append`` is). An exception it raises is logged, never raised
-    into the query. Fork-only feature (docs/relay.md, "Evidence").
-    """
-
     strict_mcp_servers: list[str] | None = None
-    """Names of ``mcp_servers`` entries whose tools are sent with strict tool use.
-
-    For any transport (stdio, http, sse, SDK servers); needs
-    ``tool_fields_relay=True``. On each API request the relay sees, every
-    tool named ``mcp__<server>__<tool>`` of a listed server (names
-    normalized as Claude Code normalizes them) gets ``strict: true`` and, in
-    place of its ``input_schema``, the schema's strict form, made as for
-    SDK tools with ``strict=True`` (docs/strict-mode.md): objects closed with
-    ``additionalProperties: false``, constraints strict mode cannot compile
-    (``minimum``, ``maxLength``, ...) moved into the description. The
-    ``structured-outputs-2025-12-15`` beta is added. A tool whose schema has
-    no strict form (an open object, a recursive ``$ref``, ...) is sent
-    unchanged, and named once, with the reason, in a WARNING log record.
-    Tools an SDK server marks ``_meta["anthropic/strict"]: true`` on
-    ``tools/list`` count as listed too, while this option names any server.
-
-    Constraints moved into descriptions are not enforced by the SDK for
-    external servers: the server itself validates its calls (or not).
-    Strict mode's per-request caps (20 strict tools, 24 optional and 16
-    union-typed parameters) count SDK and external tools together; a request
-    over them is not sent, and Claude Code gets a 400 naming the tools. A
-    name not in ``mcp_servers``, or the option without
-    ``tool_fields_relay=True``, raises ``ToolFieldsRelayError`` (a
-    ``ValueError``) when the session starts. None or empty changes nothing.
-    Fork-only feature (docs/relay.md).
-    """
 
     fork_session: bool = False
     """When true, resumed sessions fork to a new session ID rather than

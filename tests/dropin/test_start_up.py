@@ -219,7 +219,7 @@ async def test_a_plain_tool_is_checked_at_its_servers_first_use_once() -> None:
 QUERY_CHECK = r"""
 import json, sys
 from claude_agent_sdk import create_sdk_mcp_server, tool
-from claude_agent_sdk._internal.client import check_strict_tool_limits
+from claude_agent_sdk._internal.definition.hooks import check_strict_tool_limits
 
 async def handler(args):
     return {"content": []}

@@ -2,7 +2,6 @@
 
 import json
 import os
-import sys
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
 from dataclasses import asdict
 from typing import Any
@@ -13,6 +12,7 @@ from ..types import (
     _configure_can_use_tool,
     _hooks_to_internal_format,
 )
+from .definition.hooks import before_query
 from .message_parser import parse_message
 from .query import Query, run_end_ceiling_ms, stamp_user_message
 from .session_resume import (
@@ -24,19 +24,6 @@ from .session_resume import (
 from .session_store_validation import validate_session_store_options
 from .transport import Transport
 from .transport.subprocess_cli import SubprocessCLITransport
-
-
-def check_strict_tool_limits(mcp_servers: object) -> None:
-    """Refuse SDK servers whose strict tools together go over strict mode's
-    per-request caps (``strict.transform.check_request_limits``).
-
-    Strict tools are remembered by strict mode's module, which only a strict
-    tool loads: without it there is nothing to check, and it is not loaded
-    for a query of tools that never asked for strict mode.
-    """
-    strict_schema = sys.modules.get(f"{__package__}.strict.transform")
-    if strict_schema is not None:
-        strict_schema.check_request_limits(mcp_servers)
 
 
 class InternalClient:
@@ -56,16 +43,7 @@ class InternalClient:
         # Fail fast on invalid session_store option combinations before
         # spawning the subprocess.
         validate_session_store_options(options)
-        # Likewise on strict tools that together exceed strict mode's caps.
-        check_strict_tool_limits(options.mcp_servers)
-        if options.strict_mcp_servers:
-            from .relay.lifecycle import check_strict_mcp_servers
-
-            check_strict_mcp_servers(
-                options.strict_mcp_servers,
-                options.mcp_servers,
-                options.tool_fields_relay,
-            )
+        before_query(options)  # the fork's checks (definition/hooks.py)
 
         # resume/continue + session_store: load the session from the store
         # into a temp CLAUDE_CONFIG_DIR for the subprocess to resume from.

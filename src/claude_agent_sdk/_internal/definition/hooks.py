@@ -205,7 +205,7 @@ class ToolServer:
         # upstream lists them, unless one uses a new field: then each entry
         # lists its own, so none carries the other's schema (nor a _meta
         # strict hint beside a schema strict mode never checked).
-        self._own = {
+        self._own: dict[int, dict[str, Any]] = {
             id(tool_def): schema
             for tool_def, schema in zip(tools, own, strict=True)
             if _new_fields(tool_def)
@@ -217,7 +217,8 @@ class ToolServer:
 
     def listed_schema(self, tool_def: Any) -> dict[str, Any]:
         """The input schema ``tool_def``'s ``tools/list`` entry carries."""
-        return self._own.get(id(tool_def), self.schemas[tool_def.name])
+        own = self._own.get(id(tool_def))
+        return self.schemas[tool_def.name] if own is None else own
 
     async def call(
         self, tool_def: Any, arguments: dict[str, Any], validators: dict[str, Any]
@@ -265,3 +266,51 @@ class ToolServer:
 class ToolInputError(ValueError):
     """A call's arguments do not match its tool's input schema (returned to
     the model as an error result)."""
+
+
+def check_strict_tool_limits(mcp_servers: object) -> None:
+    """Refuse SDK servers whose strict tools together go over strict mode's
+    per-request caps (``strict.transform.check_request_limits``).
+
+    Strict tools are remembered by strict mode's module, which only a strict
+    tool loads: without it there is nothing to check, and it is not loaded
+    for a query of tools that never asked for strict mode.
+    """
+    transform = sys.modules.get(f"{__name__.rsplit('.', 2)[0]}.strict.transform")
+    if transform is not None:
+        transform.check_request_limits(mcp_servers)
+
+
+def before_query(options: Any) -> None:
+    """What ``query()`` and ``ClaudeSDKClient.connect`` refuse before the CLI
+    starts: strict tools that together exceed strict mode's caps, and
+    ``strict_mcp_servers`` the session cannot serve."""
+    check_strict_tool_limits(options.mcp_servers)
+    if options.strict_mcp_servers:
+        from ..relay.lifecycle import check_strict_mcp_servers
+
+        check_strict_mcp_servers(
+            options.strict_mcp_servers,
+            options.mcp_servers,
+            options.tool_fields_relay,
+        )
+
+
+# The fork's public names, read on first use: SchemaCheckError's module is
+# loaded only when a tool needs the checks (tests/dropin/test_start_up.py).
+_PUBLIC_NAMES = {
+    "SchemaCheckError": f"{__package__}.schema_checks",
+    "ToolFieldsRelayError": f"{__name__.rsplit('.', 2)[0]}.relay.evidence",
+    "ToolFieldsReport": f"{__name__.rsplit('.', 2)[0]}.relay.evidence",
+}
+
+
+def public_name(name: str) -> Any:
+    """``claude_agent_sdk.<name>`` for the fork's exports (the package's
+    module ``__getattr__``)."""
+    if name in _PUBLIC_NAMES:
+        import importlib
+
+        return getattr(importlib.import_module(_PUBLIC_NAMES[name]), name)
+    package = __name__.split(".", 1)[0]
+    raise AttributeError(f"module {package!r} has no attribute {name!r}")
