@@ -1,34 +1,9 @@
 """Pydantic models as SDK tool input schemas.
 
-Python users describe a tool's input with a pydantic model far more often than
-with a hand-written JSON Schema, and mcp already depends on pydantic 2. Until
-now a ``BaseModel`` class passed as ``input_schema`` was served as an empty
-object, a wrong schema that no error revealed, and users wrote
-``Model.model_json_schema()`` into ``@tool`` and validated again by hand in
-the handler. This module lets the model itself be the schema:
-
-- ``model_input_schema`` is the schema a model's tool is listed with: the
-  model's own JSON Schema (nested models under ``$defs``, field descriptions,
-  ``Literal``/``Enum``, defaults). For a strict tool, the constraints strict
-  mode cannot compile but the model enforces (``Field(ge=1, le=50)``,
-  ``min_length``, ``max_length``, a set's unique items, ...) move from the
-  schema into the description of the schema that held them, as the Anthropic
-  Python SDK's ``transform_schema`` does. Nothing is lost: every call is
-  validated by the full model, so the model sees the rule in words and gets a
-  precise error when it breaks it. Anything else strict mode cannot compile
-  (a keyword the model does not enforce, an open ``dict`` field, a recursive
-  model) is left in place for ``strict_schema.make_strict`` to refuse.
-- ``validate_arguments`` validates a call with the model and returns the
-  instance, or raises ``ToolArgumentsError`` listing every failing field,
-  which the SDK returns to the model as an error result.
-- ``handler_takes_model`` tells whether the handler asked for the instance
-  (its parameter is annotated with the model class); any other handler
-  receives the arguments dict, as upstream passed it, so a handler written
-  for upstream (``args["query"]``) keeps working.
-- ``example_to_json`` turns an ``input_examples`` entry (a model instance or
-  a dict) into the JSON object that is served, validated by the model.
-
-A tool built from a dict or a TypedDict never reaches this module.
+The schema a model's tool is listed with (``model_input_schema``), each
+call validated by the model (``validate_arguments``), the instance for a
+handler that asks for it (``handler_takes_model``) and examples as JSON
+(``example_to_json``). Usage: docs/pydantic.md; design: docs/internals.md.
 """
 
 from __future__ import annotations

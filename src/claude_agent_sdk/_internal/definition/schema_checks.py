@@ -1,41 +1,9 @@
 """Checks every SDK MCP tool's schemas get when the tool is defined.
 
-Upstream builds a fresh ``jsonschema`` validator for every ``tools/call``
-with jsonschema's default reference registry, which fetches any ``$ref`` it
-does not find in the schema over the network (``urlopen``, blocking, inside
-the event loop) on every call. Schemas the validator cannot compile, or that
-fail their metaschema, make every call fail. All of that is known when the
-tool is defined, so it is checked there:
-
-- ``check_input_schema`` reports a reference that resolves outside the
-  schema document (``http:``, ``https:``, ``file:``, ``urn:``, a relative
-  URI against no base: anything not found in the document itself, embedded
-  ``$id`` resources and ``$anchor`` names included), which the SDK never
-  fetches, a schema nested deeper than ``MAX_SCHEMA_DEPTH`` (jsonschema
-  validates recursively and would raise ``RecursionError`` on every call),
-  and a schema that fails its metaschema, a ``pattern`` or ``patternProperties`` name
-  Python's ``re`` cannot compile (jsonschema matches with ``re.search``), a
-  local ``$ref`` that points nowhere, or a NaN/infinity (which goes on the
-  wire as ``null``) is refused for a tool that opted in to checks
-  (``strict=True`` or ``input_examples``) and reported with a
-  log record (never a warning) for any other tool, which upstream serves as
-  it is.
-- ``served_input_schema`` is the one pass a tool's schema goes through,
-  once per tool. For a ``strict=True`` tool: the schema's graph
-  (``schema_graph.SchemaGraph.of``, stage one) is built only when the
-  one-walk check (``plain_schema.plainly_valid``) cannot vouch for the schema; these
-  checks (stage two) take it; strict mode's transform
-  (``strict_schema.strict_schemas``, stage three) takes the same graph, or
-  serves a schema that needs none without one. No stage calls back into an
-  earlier one. Any other tool gets the checks alone, and a schema the SDK
-  built from Python types none at all. Strict
-  mode's modules are imported only for a ``strict=True`` tool, and a
-  plain tool's checks run at its server's first ``tools/list`` or
-  ``tools/call`` (``fields.first_use_schema_checks``), so that
-  start-up does not pay for checks that can only log.
-
-References are resolved by ``schema_graph.SchemaGraph``, the way jsonschema
-resolves them and without retrieving anything.
+A reference outside the document, a schema nested too deep, one that fails
+its metaschema, a pattern Python cannot compile, NaN or infinity: refused
+for a tool that opted in (``strict=True`` or ``input_examples``), a notice
+for any other. How it is built: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,24 +1,8 @@
 """The graph of a JSON Schema document: its subschemas and its references.
 
-The first stage of the one pass a tool's schema goes through (the checks,
-``schema_checks``, then strict mode's transform, ``strict_schema``, take
-what it builds and never build it again). ``SchemaGraph.of`` copies the
-schema through JSON (``json_copy``) and walks it: every schema position
-validation can reach, every reference resolved the way jsonschema resolves
-it (the ``referencing`` library, the same dialect rules, base URIs from
-``$id``) with the SDK's one registry that never fetches anything
-(``OFFLINE_REGISTRY`` below): a reference that resolves
-outside the document is reported as external, never retrieved. A document
-whose references are all local JSON Pointers and that changes no base URI
-(most schemas) is walked without ``referencing``, with the same result
-(tests/strict/test_one_pass.py). The walk records what the root reaches
-without entering ``$defs`` except through a reference (``reached``), and
-whether the document nests too deep.
-
-``shape_problems`` finds what a walk could trip over (nesting, NaN and
-infinities) for the messages that report it; ``python_pattern`` writes an
-ECMA-262 pattern for Python's ``re``; ``pointer`` and ``subschemas`` are the
-vocabulary the later stages share.
+Built once per schema (``SchemaGraph.of``) for the schema checks and strict
+mode's transform; references resolve as jsonschema resolves them, never
+fetched. How it is built: docs/internals.md.
 """
 
 from __future__ import annotations

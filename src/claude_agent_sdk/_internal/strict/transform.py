@@ -1,67 +1,9 @@
 """Strict mode's schema rules, and the transform that serves a strict tool.
 
-A tool marked ``strict=True`` asks the Claude API to constrain generation to
-the tool's input schema with a grammar compiled from it. Strict mode takes a
-documented subset of JSON Schema (Anthropic's "Structured outputs" page,
-sections "JSON Schema limitations" and "Schema complexity limits"; the facts
-are ``SUPPORTED_TYPES``, ``SUPPORTED_FORMATS``, the regex support of
-``pattern`` and the three per-request caps below). A schema outside it is
-answered with a 400 on every request of the agent, so the SDK serves only the
-subset, and holds calls to everything the author wrote:
-
-- ``RULES`` is the contract, one row per keyword or schema shape: kept as
-  written (documented), moved into the description (outside the subset; the
-  served schema then admits more, and the SDK's validator still checks the
-  author's rule on every call), normalized (rewritten into the subset without
-  changing which declared-name inputs are admitted: objects closed,
-  ``oneOf`` served as ``anyOf``, an ``allOf`` branch that is a ``$ref``
-  written out), not served (``$schema``, unreached ``$defs``), or refused
-  (no sound served form: recursion, open objects and maps, a non-object
-  root). Each row says whether it is documented or the project's judgement,
-  and why; docs/strict-mode.md's table is rendered from it.
-- ``strict_schemas`` is the one function that serves a strict schema, for
-  ``@tool(strict=True)`` (``schema_checks.served_input_schema``), pydantic
-  models (``describe=False``: the model, not the schema, validates calls, so
-  only what constrains nothing moves) and the relay's ``strict_mcp_servers``.
-  It returns the *served* form (closed, inside the subset, with what is
-  outside in words, as ``{minimum: 1, maximum: 50}`` after a blank line: the
-  form the Anthropic Python SDK's ``transform_schema`` uses), the *enforced*
-  form (the author's schema closed the same way, every constraint kept,
-  ECMA-262 patterns written for Python's ``re``) and the violations (rules
-  with no served form; the tool is refused when there is any).
-- It is one pass per schema. A schema without references, ``$defs``,
-  conditionals, negation or tuples (most) is served by one recursion over
-  the plain dict (``_Builder.copy``) that copies it as plain JSON, closes
-  every object over the names declared for its instance (its own and its
-  ``anyOf``/``oneOf``/``allOf`` branches') and applies ``RULES`` node by
-  node. Any other gets its graph (``schema_graph.SchemaGraph``, built once,
-  by the caller when it has built it for the checks): the same builder
-  (``_Builder.node``) applies the same rules over it, closing each object
-  over every name declared for its instance anywhere (``$ref`` targets,
-  conditionals and dependent schemas too: ``_group_names_of``), writing each
-  served ``$ref`` as a JSON Pointer and serving the ``$defs`` entries the
-  served references reach. The two answer alike, and the graph's closing
-  answers as the definition-time index of groups (``_SchemaIndex``) that
-  closes the enforced form (tests/strict/test_one_pass.py).
-- ``find_strict_violations`` judges a schema as it stands against the
-  documented subset (the relay's "already strict" test, the strict report's
-  compliance figure).
-- ``find_limit_violations`` applies the per-request caps to strict tools that
-  can reach one request, ``check_server_limits`` to one SDK server and
-  ``check_request_limits`` to the SDK servers of one query; the relay, which
-  sees each request, degrades instead (``relay.rewrite``).
-
-Only strict mode loads this module: ``schema_checks.served_input_schema``
-and ``create_sdk_mcp_server`` import it with the first tool that has
-``strict=True``, and the relay's rewrite with the relay; tools without
-``strict`` never load it. ``check_request_limits`` knows a server's strict
-tools because ``check_server_limits`` remembered them (by server instance);
-before this module is loaded there are none, and
-``_internal.client.check_strict_tool_limits`` skips the check.
-
-Nothing here raises on any value: a malformed, non-finite or too deeply
-nested schema is reported, not crashed on. References are resolved as
-jsonschema resolves them and never fetched.
+``RULES`` (docs/strict-mode.md's table), ``strict_schemas`` (the served
+form, the enforced form and the violations of one schema) and the
+per-request caps. Loaded only with the first strict tool or the relay.
+How it is built: docs/internals.md.
 """
 
 from __future__ import annotations
