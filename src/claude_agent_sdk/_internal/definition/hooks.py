@@ -19,8 +19,8 @@ from ..tool_results import check_output_schema
 from .fields import (
     check_examples,
     check_tool_fields,
-    first_use_schema_checks,
     opted_in,
+    schema_from_types,
     warn_duplicate_names,
 )
 from .pydantic_models import (
@@ -184,6 +184,47 @@ def _own_schema(tool_def: Any, build_input_schema: BuildSchema) -> dict[str, Any
     if tool_def.input_examples:
         check_examples(tool_def, enforced_input_schema(tool_def, schema))
     return schema
+
+
+def first_use_schema_checks(
+    tools: list[Any], schemas: list[dict[str, Any]]
+) -> Callable[[], None]:
+    """The input-schema checks of the ``tools`` that did not opt in, run once.
+
+    For such a tool the checks only log notices (``schema_checks``), so a
+    server's start-up does not pay for them: the server calls the returned
+    function before answering each ``tools/list`` and ``tools/call``, and
+    the first call checks each tool's schema (``schemas[i]`` is
+    ``tools[i]``'s) while later ones return at once. A tool that opted in
+    was checked when it was defined; a schema built from Python types has
+    nothing to check, so a server of such tools never loads the checks.
+    """
+    pending = [list(zip(tools, schemas, strict=True))]
+
+    def check_once() -> None:
+        if not pending:
+            return
+        try:
+            unchecked = pending.pop()
+        except IndexError:  # taken by a call on another thread
+            return
+        unchecked = [
+            (tool_def, schema)
+            for tool_def, schema in unchecked
+            if not (opted_in(tool_def) or schema_from_types(tool_def.input_schema))
+        ]
+        if not unchecked:
+            return
+        from .plain_schema import plainly_valid
+
+        for tool_def, schema in unchecked:
+            if plainly_valid(schema, clean=True):
+                continue  # nothing the checks could find: they stay unloaded
+            from .schema_checks import served_input_schema
+
+            served_input_schema(tool_def, schema)
+
+    return check_once
 
 
 class ToolServer:

@@ -5,7 +5,7 @@ surely passes its metaschema (and, with ``clean``, whether
 ``schema_checks.find_schema_problems`` would find nothing). It imports no
 more than ``math``, so a server of plain tools whose schemas it vouches for
 answers its first ``tools/list`` without loading ``schema_checks``,
-``schema_graph`` or ``referencing`` (``fields.first_use_schema_checks``).
+``schema_graph`` or ``referencing`` (``hooks.first_use_schema_checks``).
 """
 
 from __future__ import annotations
