@@ -84,7 +84,7 @@ class SchemaProblem:
     kind: str = "other"
     """For a hard problem, what its reference names: "local file" (read
     once), "metaschema" (bundled, checked offline) or "other" (never
-    fetched, its values not checked)."""
+    fetched: a call whose values it governs is refused)."""
 
 
 def find_schema_problems(
@@ -402,10 +402,10 @@ _REFUSED = "(refused for tools with strict=True or input_examples):\n%s"
 # reference it makes (each reference's own line says what it governs).
 _REFERENCE_NOTICES: dict[frozenset[str] | None, str] = {
     frozenset({"other"}): "%s refers outside itself, and the SDK never fetches "
-    "schemas: the values those references govern are not checked " + _REFUSED,
+    "schemas: a call whose values those references govern is refused " + _REFUSED,
     frozenset({"local file"}): "%s refers outside itself; the SDK reads a local "
-    "file once and never fetches other documents, whose values are not "
-    "checked " + _REFUSED,
+    "file once and never fetches other documents: a call whose values they "
+    "govern is refused " + _REFUSED,
     frozenset({"metaschema"}): "%s refers outside itself, to a JSON Schema "
     "metaschema, which the SDK checks arguments against offline; the model is "
     "shown only the reference " + _REFUSED,

@@ -22,9 +22,16 @@ import referencing.jsonschema
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from ..argument_validation import _Unfetched
 from ..definition.plain_schema import MAX_SCHEMA_DEPTH as MAX_SCHEMA_DEPTH
 from ..definition.plain_schema import PLAIN_DIALECTS as PLAIN_DIALECTS
+
+
+class _Unfetched(dict[str, Any]):
+    """Stands in for a document outside the schema: any part of it accepts
+    any value, as an empty schema does."""
+
+    def __missing__(self, key: str) -> _Unfetched:
+        return _Unfetched()
 
 
 def _unfetched(uri: str) -> Resource[Any]:

@@ -353,27 +353,50 @@ RULES: tuple[Rule, ...] = (
         note=": closed with `additionalProperties: false` over every property "
         "name declared for it: its own `properties` and those of its "
         "`anyOf`/`oneOf`/`allOf` branches, a `$ref` beside `properties`, "
-        "`if`/`then`/`else` and `dependentSchemas` (a name it lacks is added "
-        "as `{}`). An `anyOf`/`oneOf` branch is served closed over its own "
-        "names and those of the object it is a branch of, never its "
-        "siblings' (an input mixing names only different branches declare "
-        "is not served; the enforced form keeps them). Schemas generated "
-        'from a dict (`{"a": str}`) or a TypedDict are closed too',
+        "`if`/`then`/`else` and `dependentSchemas`. An `anyOf`/`oneOf` "
+        "branch is served closed over its own names and those of the object "
+        "it is a branch of, never its siblings' (an input mixing names only "
+        "different branches declare is not served; the enforced form keeps "
+        "them); an object holding a union or an `allOf` is served as in the "
+        'next row. Schemas generated from a dict (`{"a": str}`) or a '
+        "TypedDict are closed too",
         enforced_by="the grammar, and the validator (an undeclared key is an error)",
     ),
     Rule(
         (),
         Served.NORMALIZED,
         source=JUDGEMENT,
-        why="a closed object that does not declare a name its `required` "
-        "lists could never be satisfied",
-        name="declared",
-        label="a name in `required`, `dependentRequired` (or draft 7 "
-        "`dependencies`) that `properties` does not declare",
-        note=": declared as `{}` when the object is closed, so the closed schema "
-        'accepts what yours did (`{"properties": {"a": ...}, "required": '
-        '["b"]}` is served with `"b": {}`)',
-        enforced_by="the validator",
+        why="the page requires every object closed (so an object holding a "
+        "union must declare every name its branches declare) and counts each "
+        "name not in `required` as an optional parameter, union-typed if it "
+        "uses `anyOf`; declaring the branches' names on the object as well "
+        "(as `{}`, any value) would count each twice and put untyped "
+        "properties into the grammar. Distributed, the grammar keeps the "
+        "union and nothing is added; merged, each name is counted once, and "
+        "what the grammar no longer says of the branches is written in "
+        "words and checked on every call",
+        name="union holder",
+        label="an object holding `anyOf`/`oneOf` or `allOf` branches that are "
+        "objects of named properties (the root of many MCP tools: "
+        '`{"type": "object", "properties": {...}, "oneOf": [{...}, {...}]}`)',
+        note=": an `allOf` is merged into the object (each name declared once, "
+        "as the conjunction of its declarations: the same inputs) where the "
+        "closing would declare a name as `{}`. A union "
+        "below the root whose object has no optional name of its own is "
+        "*distributed*: the object becomes the `anyOf` of its branches, each "
+        "a complete closed object with the object's names (no name added). "
+        "Otherwise (always at the root, which must be one closed object) the "
+        "union is *merged* into the object's properties: each name declared "
+        "once, admitting what any branch declaring it admits (one `const` "
+        "per branch becomes an `enum`), required where the object or every "
+        "branch requires it, and the branches (their names, `const`s and "
+        '`required`) written in words: `{anyOf: [{"properties": {"kind": '
+        '{"const": "a"}, "a0": {}}, "required": ["kind"]}, ...]}`. A '
+        "union "
+        "a `$ref` points into, or with branches that are not such objects, "
+        "is closed as in the row above, declaring its branches' names as "
+        "`{}`: refused (the `{}` row below)",
+        enforced_by=_BY_VALIDATOR,
     ),
     Rule(
         (),
@@ -795,13 +818,29 @@ RULES: tuple[Rule, ...] = (
         "includes free-form objects and arrays, which strict mode cannot "
         "compile (objects must have `additionalProperties: false`); the "
         "Anthropic Python SDK's `transform_schema` refuses such a schema too. "
-        "`find_strict_violations` reports it; a bare `{}` in a closed "
-        "object's `properties` is the SDK's own declaration of a name "
-        "(the closing rows above) and is not reported",
+        "`find_strict_violations` reports it, a bare `{}` in a closed "
+        "object's `properties` included",
         name="untyped",
         label="a property or `items` schema with no `type`, `enum`, `const`, "
         '`anyOf`/`oneOf`/`allOf` or `$ref` (`{}`, `{"description": "..."}`, '
         "`true`)",
+        enforced_by="—",
+    ),
+    Rule(
+        (),
+        Served.REFUSED,
+        "{what} accepts any JSON value: {why}; strict mode compiles only typed "
+        "schemas: {fix}",
+        source=JUDGEMENT,
+        why="a closed object must declare each name its `required` lists or "
+        "its union or `allOf` branches declare; a declaration nothing types "
+        "(`{}`) admits any JSON value, which strict mode cannot compile (the "
+        "untyped row below)",
+        name="declared",
+        label="a name the object must declare when closed that nothing types: "
+        "one `required`, `dependentRequired` (or draft 7 `dependencies`) lists "
+        "and `properties` does not declare, or one a union or `allOf` branch "
+        "declares that could not be merged (the row above)",
         enforced_by="—",
     ),
     Rule(
@@ -1951,6 +1990,385 @@ def _unserved_place(target: Path) -> str | None:
     return None
 
 
+# --- an object holding a union: served without declarations for the caps -----
+
+# The keys a served union (or allOf) branch may have to be merged into the
+# object that holds it: a closed object of named properties.
+_FLAT_BRANCH = frozenset(
+    {"type", "properties", "required", "additionalProperties", "description",
+     "title"}
+)  # fmt: skip
+
+
+def _flat_branch(branch: Any) -> bool:
+    """Whether ``branch`` (served) is a closed object of named properties."""
+    return (
+        type(branch) is dict
+        and branch.keys() <= _FLAT_BRANCH
+        and branch.get("type", "object") == "object"
+        and branch.get("additionalProperties") is False
+        and type(branch.get("properties")) is dict
+        and type(branch.get("required", [])) is list
+    )
+
+
+def _key(schema: Any) -> str:
+    return json.dumps(schema, sort_keys=True)
+
+
+def _alternatives(schemas: list[Any]) -> Any:
+    """One schema admitting what any of ``schemas`` admits: the one schema,
+    an ``enum`` of their ``const``/``enum`` values, or their ``anyOf``."""
+    unique = list({_key(schema): schema for schema in schemas}.values())
+    if len(unique) == 1:
+        return unique[0]
+    values: list[Any] = []
+    types: set[Any] = set()
+    for schema in unique:
+        if type(schema) is not dict or not schema.keys() <= {"type", "const", "enum"}:
+            break
+        types.add(_key(schema.get("type")))
+        if "const" in schema and "enum" not in schema:
+            values.append(schema["const"])
+        elif "enum" in schema and "const" not in schema:
+            values.extend(schema["enum"])
+        else:
+            break
+    else:
+        if len(types) == 1:
+            merged: dict[str, Any] = {}
+            if "type" in unique[0]:
+                merged["type"] = unique[0]["type"]
+            merged["enum"] = list({_key(v): v for v in values}.values())
+            return merged
+    return {"anyOf": unique}
+
+
+def _both(first: Any, second: Any) -> Any:
+    """A schema admitting what both admit (``{}`` admits anything)."""
+    if first == {} or _key(first) == _key(second):
+        return second
+    if second == {}:
+        return first
+    return {"allOf": [first, second]}
+
+
+def _branch_words(branch: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    """What the grammar no longer says of a union branch merged into its
+    object: the names it declares beside the object's ``own`` (with the
+    value a ``const``/``enum`` fixes), the names it requires, and its own
+    annotations."""
+    words: dict[str, Any] = {}
+    for key in ("title", "description"):
+        if key in branch:
+            words[key] = branch[key]
+    words["properties"] = {
+        name: {k: v for k, v in sub.items() if k in ("const", "enum")}
+        if type(sub) is dict
+        else sub
+        for name, sub in branch["properties"].items()
+        if not (name in own and sub == {})
+    }
+    if branch.get("required"):
+        words["required"] = branch["required"]
+    return words
+
+
+def _merge_all_of(schema: dict[str, Any]) -> bool:
+    """Merge an ``allOf`` of closed objects into the object holding it (each
+    property the conjunction of its declarations), where the closing
+    declared a name as ``{}``: the same inputs, and each name declared once.
+    Whether it was merged."""
+    branches = schema.get("allOf")
+    if (
+        type(branches) is not list
+        or not branches
+        or not all(_flat_branch(b) for b in branches)
+        or type(schema.get("properties", {})) is not dict
+        or type(schema.get("required", [])) is not list
+        or not any(  # only where the closing declared a name as {}
+            sub == {}
+            for b in [schema, *branches]
+            for sub in b.get("properties", {}).values()
+        )
+    ):
+        return False
+    if schema.get("additionalProperties") is not False:
+        # An untyped holder of objects (``{"allOf": [{...}, {...}]}``): it
+        # becomes the one closed object they make.
+        if not schema.keys() <= {"allOf", "description", "title", "default"}:
+            return False
+        schema["type"] = "object"
+        schema["additionalProperties"] = False
+    properties: dict[str, Any] = dict(schema.get("properties", {}))
+    required: list[Any] = list(schema.get("required", []))
+    words: list[tuple[str, Any]] = []
+    for branch in branches:
+        for name, sub in branch["properties"].items():
+            properties[name] = _both(properties.get(name, {}), sub)
+        required.extend(n for n in branch.get("required", []) if n not in required)
+        for key in ("title", "description"):
+            if key in branch:
+                words.append((key, branch[key]))
+    del schema["allOf"]
+    schema["properties"] = properties
+    if required:
+        schema["required"] = required
+    if words:
+        _write_words(schema, words)
+    return True
+
+
+def _merge_union(schema: dict[str, Any], root: bool) -> bool:
+    """Serve a closed object holding an ``anyOf`` of closed objects without
+    declaring any name twice or as ``{}`` (issue 42): below the root, with
+    no optional name of its own, the object becomes the ``anyOf`` of its
+    branches, each completed with the object's names (the grammar keeps the
+    union, no name is added); otherwise (the root, which must be one closed
+    object) the union moves to the properties: each name is declared once,
+    admitting what any branch declaring it admits, required where the
+    object or every branch requires it, and the branches are written in
+    words (the SDK enforces them on every call). Whether it was merged."""
+    branches = schema.get("anyOf")
+    if type(branches) is list and any(
+        type(b) is dict and b.keys() == {"anyOf"} for b in branches
+    ):
+        # A branch served as a union of its own (a distributed one): its
+        # branches are this union's.
+        spliced: list[Any] = []
+        for branch in branches:
+            if type(branch) is dict and branch.keys() == {"anyOf"}:
+                inner = branch["anyOf"]
+                spliced.extend(inner if type(inner) is list else [branch])
+            else:
+                spliced.append(branch)
+        schema["anyOf"] = branches = spliced
+    if (
+        type(branches) is not list
+        or not branches
+        or "allOf" in schema
+        or not all(_flat_branch(b) for b in branches)
+        or schema.get("type", "object") != "object"
+        or type(schema.get("properties")) is not dict
+        or type(schema.get("required", [])) is not list
+    ):
+        return False
+    # The object's own names: not those the closing declared for its branches.
+    own: dict[str, Any] = {
+        name: sub
+        for name, sub in schema["properties"].items()
+        if sub != {} or not any(name in b["properties"] for b in branches)
+    }
+    required: list[Any] = list(schema.get("required", []))
+    if not root and all(name in required for name in own):
+        completed = []
+        for branch in branches:
+            properties = {
+                name: _both(sub, branch["properties"].get(name, {}))
+                for name, sub in own.items()
+            }
+            for name, sub in branch["properties"].items():
+                properties.setdefault(name, sub)
+            whole: dict[str, Any] = {"type": "object", "properties": properties}
+            needed = required + [
+                n for n in branch.get("required", []) if n not in required
+            ]
+            if needed:
+                whole["required"] = needed
+            whole["additionalProperties"] = False
+            for key in ("title", "description"):
+                if key in branch:
+                    whole[key] = branch[key]
+            completed.append(whole)
+        for key in ("type", "properties", "required", "additionalProperties"):
+            schema.pop(key, None)
+        schema["anyOf"] = completed
+        return True
+    names: dict[str, None] = dict.fromkeys(own)
+    for branch in branches:
+        names.update(dict.fromkeys(branch["properties"]))
+    properties = {}
+    for name in names:
+        declaring = [b["properties"][name] for b in branches if name in b["properties"]]
+        alternatives = (
+            {} if any(sub == {} for sub in declaring) else _alternatives(declaring)
+        )
+        properties[name] = _both(own.get(name, {}), alternatives)
+    common = [
+        name
+        for name in branches[0].get("required", [])
+        if all(name in b.get("required", []) for b in branches[1:])
+    ]
+    required.extend(n for n in common if n not in required)
+    del schema["anyOf"]
+    schema["properties"] = properties
+    if required:
+        schema["required"] = required
+    _write_words(schema, [("anyOf", [_branch_words(b, own) for b in branches])])
+    return True
+
+
+def _merge_unions(served: Any) -> None:
+    """Merge, in the served schema, each closed object's ``allOf`` of closed
+    objects and ``anyOf`` of closed objects (``_merge_all_of``,
+    ``_merge_union``), innermost first; a union a served ``$ref`` points
+    into is left as it is."""
+    if type(served) is not dict:
+        return
+    order: list[tuple[str, dict[str, Any]]] = []
+    refs: list[str] = []
+    stack: list[tuple[str, Any]] = [("#", served)]
+    while stack:
+        where, value = stack.pop()
+        if type(value) is dict:
+            order.append((where, value))
+            ref = value.get("$ref")
+            if type(ref) is str:
+                refs.append(ref)
+            for key in ("properties", "$defs", "definitions"):
+                sub = value.get(key)
+                if type(sub) is dict:
+                    stack.extend(
+                        (f"{where}/{key}/{_escape(n)}", s) for n, s in sub.items()
+                    )
+            for key in ("items", "anyOf", "allOf"):
+                sub = value.get(key)
+                if type(sub) is dict:
+                    stack.append((f"{where}/{key}", sub))
+                elif type(sub) is list:
+                    stack.extend((f"{where}/{key}/{i}", s) for i, s in enumerate(sub))
+    for where, value in reversed(order):
+        if not any(key in value for key in ("allOf", "anyOf")):
+            continue
+        if any(
+            ref.startswith(f"{where}/allOf/") or ref.startswith(f"{where}/anyOf/")
+            for ref in refs
+        ):
+            continue
+        _merge_all_of(value)
+        if value.get("additionalProperties") is False:
+            _merge_union(value, where == "#")
+
+
+def _serve_unions(served: Any, found: list[StrictViolation]) -> list[StrictViolation]:
+    """Merge the unions of ``served`` (``_merge_unions``), then report each
+    name the closing still declares as ``{}`` (any value), unless ``found``
+    reports its place already (a ``{}`` the author wrote)."""
+    _merge_unions(served)
+    _drop_unreferenced_entries(served)
+    reported = {v.path.replace("/oneOf/", "/anyOf/") for v in found}
+    problems: list[StrictViolation] = []
+    rule = _NAMED_RULES["declared"]
+    stack: list[tuple[str, Any]] = [("#", served)]
+    while stack:
+        where, value = stack.pop()
+        if type(value) is not dict:
+            continue
+        properties = value.get("properties")
+        if type(properties) is dict:
+            required = value.get("required")
+            for name, sub in properties.items():
+                at = f"{where}/properties/{_escape(name)}"
+                if sub == {} and at not in reported:
+                    if type(required) is list and name in required:
+                        why = "it is required but not declared in properties"
+                        fix = "declare it in properties with a type"
+                    else:
+                        why = (
+                            "closing the object declares it, and nothing types "
+                            "it here (a name only dependentRequired lists, or "
+                            "only a $ref beside properties, if/then/else, not, "
+                            "dependentSchemas, or a union or allOf branch the "
+                            "SDK cannot merge into the object declares)"
+                        )
+                        fix = "declare it in this object's properties with a type"
+                    problems.append(
+                        StrictViolation(
+                            at,
+                            rule.message.format(
+                                what=f"property {name!r}", why=why, fix=fix
+                            ),
+                        )
+                    )
+            stack.extend(
+                (f"{where}/properties/{_escape(n)}", sub)
+                for n, sub in reversed(properties.items())
+            )
+        for key in ("items", "$defs", "definitions", "anyOf", "allOf"):
+            sub = value.get(key)
+            if type(sub) is dict and key in _DEFINITIONS:
+                stack.extend((f"{where}/{key}/{_escape(n)}", s) for n, s in sub.items())
+            elif type(sub) is dict:
+                stack.append((f"{where}/{key}", sub))
+            elif type(sub) is list:
+                stack.extend((f"{where}/{key}/{i}", s) for i, s in enumerate(sub))
+    return problems
+
+
+def _drop_unreferenced_entries(served: Any) -> None:
+    """Remove the served ``$defs``/``definitions`` entries no served ``$ref``
+    reaches (one an ``allOf`` wrote out in place, or one only a merged
+    union's branch referred to): they apply to no input, and the caps would
+    count their properties."""
+    if type(served) is not dict:
+        return
+    entries: dict[str, tuple[dict[str, Any], str]] = {}
+    refs: dict[str, list[str]] = {}  # the refs under each entry ("" outside)
+    stack: list[tuple[str, str, Any]] = [("#", "", served)]
+    while stack:
+        where, entry, value = stack.pop()
+        if type(value) is dict:
+            ref = value.get("$ref")
+            if type(ref) is str:
+                refs.setdefault(entry, []).append(ref)
+            for key, sub in value.items():
+                at = f"{where}/{_escape(key)}"
+                if key in _DEFINITIONS and type(sub) is dict:
+                    for name, definition in sub.items():
+                        inner = f"{at}/{_escape(name)}"
+                        entries[inner] = (sub, name)
+                        stack.append((inner, inner, definition))
+                elif type(sub) is dict or type(sub) is list:
+                    stack.append((at, entry, sub))
+        elif type(value) is list:
+            stack.extend((f"{where}/{i}", entry, sub) for i, sub in enumerate(value))
+    if not entries or any(
+        not ref.startswith("#/") or "%" in ref
+        for found in refs.values()
+        for ref in found
+    ):
+        return  # none, or a reference not written as the SDK writes them
+    reached: set[str] = set()
+    pending = list(refs.get("", []))
+    while pending:
+        ref = pending.pop()
+        for at in entries:
+            if at not in reached and (ref == at or ref.startswith(at + "/")):
+                reached.add(at)
+                pending.extend(refs.get(at, []))
+            elif at not in reached and at.startswith(ref + "/"):
+                reached.add(at)  # inside a referenced schema
+                pending.extend(refs.get(at, []))
+    for at, (container, name) in entries.items():
+        if at not in reached and not any(
+            at.startswith(other + "/") for other in entries if other not in reached
+        ):
+            container.pop(name, None)
+    stack2: list[Any] = [served]
+    while stack2:
+        value = stack2.pop()
+        if type(value) is dict:
+            for key in [k for k in _DEFINITIONS if value.get(k) == {}]:
+                del value[key]
+            stack2.extend(value.values())
+        elif type(value) is list:
+            stack2.extend(value)
+
+
+def _escape(name: str) -> str:
+    return name.replace("~", "~0").replace("/", "~1")
+
+
 class _Builder:
     """Applies ``RULES`` to a closed document, node by node, into the served
     form and the violations (``as_is``: judges the document as it stands).
@@ -1966,7 +2384,7 @@ class _Builder:
     __slots__ = (
         "describe", "as_is", "names_for", "graph", "violations", "closed",
         "_legacy", "_reported", "_refs", "_built", "_building", "_served_refs",
-        "_definitions", "_moved",
+        "_definitions", "_moved", "_declared",
     )  # fmt: skip
 
     def __init__(
@@ -1993,6 +2411,9 @@ class _Builder:
         self._served_refs: list[tuple[Path, Path]] = []
         self._definitions: list[tuple[Path, str]] = []
         self._moved: dict[Path, str] = {}
+        self._declared = False
+        """Whether the closing declared a name as ``{}`` or an ``allOf``
+        wrote a ``$ref`` out: ``_serve_unions`` has work only then."""
         if graph is not None:
             self._refs = {r.path: r for r in graph.references if r.keyword == "$ref"}
 
@@ -2008,6 +2429,8 @@ class _Builder:
         if self.graph is not None:
             self._build_definitions()
             self._check_recursion()
+        if self._declared and not self.as_is:
+            self.violations += _serve_unions(served, self.violations)
         return served
 
     def _build_definitions(self) -> None:
@@ -2106,9 +2529,12 @@ class _Builder:
         ):
             return None
         try:
-            return self._copy(schema, (), schema, 0)
+            served = self._copy(schema, (), schema, 0)
         except (_NeedsGraphError, RecursionError):
             return None
+        if self._declared:
+            self.violations += _serve_unions(served, self.violations)
+        return served
 
     def _copy_child(self, value: Any, path: Path, group: Any, depth: int) -> Any:
         if type(value) is dict:
@@ -2211,6 +2637,7 @@ class _Builder:
                 if type(properties) is dict:
                     for name in sorted(names - properties.keys()):
                         properties[name] = {}
+                        self._declared = True
                     served["properties"] = properties
                     served["additionalProperties"] = False
             else:
@@ -2350,21 +2777,19 @@ class _Builder:
             return
         for name in sorted(names - properties.keys()):
             properties[name] = {}
+            self._declared = True
         out["properties"] = properties
         out["additionalProperties"] = False
 
     def _check_typed(
         self, schema: dict[str, Any], properties: dict[str, Any], path: Path
     ) -> None:
-        """Report each property schema that admits any value (``_untyped``);
-        judged as it stands, a bare ``{}`` in a closed object is the closing's
-        declaration of a name and passes."""
+        """Report each property schema that admits any value (``_untyped``),
+        a bare ``{}`` in a closed object included."""
         for name, sub in properties.items():
             if type(sub) is dict and not _TYPING_KEYS.isdisjoint(sub):
                 continue  # most
-            if _untyped(sub) and not (
-                sub == {} and self.as_is and schema.get("additionalProperties") is False
-            ):
+            if _untyped(sub):
                 where = f"property {name!r}"
                 self.violation((*path, "properties", name), _UNTYPED, "", what=where)
 
@@ -2460,6 +2885,7 @@ class _Builder:
             return {}
         served_target = self.node(self.graph.nodes[target], target)  # type: ignore[union-attr]
         self._served_refs.append((path, target))
+        self._declared = True  # its $defs entry may be left unreferenced
         written_out = json.loads(json.dumps(served_target))
         rest = {key: value for key, value in branch.items() if key != "$ref"}
         if not rest:
