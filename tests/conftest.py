@@ -96,7 +96,7 @@ def _notices_logged_afresh() -> None:
     """Each test sees every notice the SDK logs (the fork logs each once per
     process); a tree without the notices module has none to forget."""
     try:
-        from claude_agent_sdk._internal.notices import forget_notices
+        from claude_agent_sdk._internal.definition.notices import forget_notices
     except ImportError:
         return
     forget_notices()

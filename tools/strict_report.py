@@ -129,14 +129,14 @@ def load_corpus(path: Path = CORPUS) -> list[CorpusTool]:
 
 
 def _violations(schema: Any) -> list[Any]:
-    from claude_agent_sdk._internal.strict_schema import find_strict_violations
+    from claude_agent_sdk._internal.strict.transform import find_strict_violations
 
     return find_strict_violations(schema)
 
 
 def open_object(schema: dict[str, Any]) -> bool:
     """Whether the root of ``schema`` reaches an open object (see the module doc)."""
-    from claude_agent_sdk._internal.strict_schema import make_strict
+    from claude_agent_sdk._internal.strict.transform import make_strict
 
     _, violations = make_strict(schema)
     return any(
@@ -152,7 +152,7 @@ async def _noop(args: dict[str, Any]) -> dict[str, Any]:
 def sdk_outcome(entry: CorpusTool) -> Outcome:
     """The SDK's path: ``tool(..., strict=True)`` with the schema as a dict."""
     from claude_agent_sdk import _build_input_schema, tool
-    from claude_agent_sdk._internal.schema_checks import served_input_schema
+    from claude_agent_sdk._internal.definition.schema_checks import served_input_schema
 
     schema = copy.deepcopy(entry.schema)
     with warnings.catch_warnings():
@@ -214,7 +214,7 @@ TIMING_ROUNDS = 15
 
 
 def _sdk_transform(schema: dict[str, Any]) -> Any:
-    from claude_agent_sdk._internal.strict_schema import strict_schemas
+    from claude_agent_sdk._internal.strict.transform import strict_schemas
 
     return strict_schemas(schema, describe=True)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from claude_agent_sdk._internal.strict_schema import (
+from claude_agent_sdk._internal.strict.transform import (
     DOCUMENTED,
     JUDGEMENT,
     RULES,

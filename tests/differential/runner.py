@@ -127,7 +127,7 @@ def _forget_notices() -> None:
     """Each case on its own: the fork logs each notice once per process, and
     a case must not depend on the ones before it (upstream has no notices)."""
     try:
-        from claude_agent_sdk._internal.notices import forget_notices
+        from claude_agent_sdk._internal.definition.notices import forget_notices
     except ImportError:
         return
     forget_notices()
@@ -199,7 +199,7 @@ def _sabotage(name: str) -> None:
     converter, as if every tool had opted in; or issue every notice as a
     ``UserWarning`` too, as the fork once did."""
     if name == "notices-as-warnings":
-        from claude_agent_sdk._internal import notices
+        from claude_agent_sdk._internal.definition import notices
 
         def warn_too(record: logging.LogRecord) -> bool:
             warnings.warn(record.getMessage(), UserWarning, stacklevel=2)

@@ -28,7 +28,7 @@ from claude_agent_sdk import create_sdk_mcp_server, tool
 from tests.lib.cli_peer import call_tool, serve
 
 # The modules of the schema checks and of strict mode.
-STRICT_MODULES = ("schema_checks", "schema_graph", "strict_schema")
+STRICT_MODULES = ("schema_checks", "schema_graph", "transform")
 
 # Defines plain tools of each kind (schemas with what the checks would
 # report among them) and their server, in a fresh interpreter, and prints
@@ -189,7 +189,7 @@ async def _ok(args: Any) -> dict[str, Any]:
 
 @pytest.mark.requires_patch("schema-checks")
 async def test_a_plain_tool_is_checked_at_its_servers_first_use_once() -> None:
-    from claude_agent_sdk._internal.notices import forget_notices
+    from claude_agent_sdk._internal.definition.notices import forget_notices
 
     schema = {"type": "object", "properties": {"q": {"$ref": "https://x.invalid/q"}}}
     refers = "Tool 'q': input_schema refers outside itself"
@@ -219,7 +219,7 @@ async def test_a_plain_tool_is_checked_at_its_servers_first_use_once() -> None:
 QUERY_CHECK = r"""
 import json, sys
 from claude_agent_sdk import create_sdk_mcp_server, tool
-from claude_agent_sdk._internal.client import check_strict_tool_limits
+from claude_agent_sdk._internal.definition.hooks import check_strict_tool_limits
 
 async def handler(args):
     return {"content": []}

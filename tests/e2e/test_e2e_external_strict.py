@@ -26,7 +26,7 @@ from tests.lib.cli_harness import isolated_env, run_turn
 from tests.lib.fake_api import FakeMessagesAPI, text, tool_use
 
 try:
-    from claude_agent_sdk._internal.strict_schema import strict_schemas
+    from claude_agent_sdk._internal.strict.transform import strict_schemas
 except ImportError:  # a tree without the patches: these tests must fail
     strict_schemas = None  # type: ignore[assignment]
 

@@ -38,7 +38,7 @@ from tests.lib.cli_peer import (
 from tests.lib.pydantic_cases import DateRange, Jurisdiction, SearchArgs
 
 try:
-    from claude_agent_sdk._internal.strict_schema import find_strict_violations
+    from claude_agent_sdk._internal.strict.transform import find_strict_violations
 except ImportError:  # a tree without the strict patch: these tests must fail
     find_strict_violations = None  # type: ignore[assignment]
 

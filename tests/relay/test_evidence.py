@@ -266,11 +266,11 @@ async def test_the_option_reaches_the_relay_the_transport_starts(
 def test_the_errors_and_the_report_are_exported() -> None:
     import claude_agent_sdk
     from claude_agent_sdk import SchemaCheckError, ToolFieldsRelayError
-    from claude_agent_sdk._internal.relay import lifecycle
-    from claude_agent_sdk._internal.relay.evidence import ToolFieldsReport as Report
-    from claude_agent_sdk._internal.schema_checks import (
+    from claude_agent_sdk._internal.definition.schema_checks import (
         SchemaCheckError as Internal,
     )
+    from claude_agent_sdk._internal.relay import lifecycle
+    from claude_agent_sdk._internal.relay.evidence import ToolFieldsReport as Report
 
     assert SchemaCheckError is Internal and issubclass(SchemaCheckError, ValueError)
     assert ToolFieldsRelayError is lifecycle.ToolFieldsRelayError

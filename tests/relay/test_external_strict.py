@@ -40,7 +40,7 @@ try:
         StrictServers,
         rewrite_body,
     )
-    from claude_agent_sdk._internal.strict_schema import strict_schemas
+    from claude_agent_sdk._internal.strict.transform import strict_schemas
 except ImportError:  # a tree without the patches: these tests must fail
     http_client_module = None  # type: ignore[assignment]
     STRUCTURED_OUTPUTS_BETA = "structured-outputs-2025-12-15"

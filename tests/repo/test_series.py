@@ -262,4 +262,4 @@ def test_contributing_carries_the_generated_owners_map() -> None:
     ), "CONTRIBUTING.md's owners map is stale: python3 tools/forktool.py owners --write"
     tracks = {path: track for path, _, track in forktool.owners()}
     assert tracks["src/claude_agent_sdk/_internal/tool_results.py"] == "upstream"
-    assert tracks["src/claude_agent_sdk/_internal/strict_schema.py"] == "fork"
+    assert tracks["src/claude_agent_sdk/_internal/strict/transform.py"] == "fork"

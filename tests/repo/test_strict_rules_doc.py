@@ -8,7 +8,7 @@ from it (tools/strict_rules_doc.py), so a rule changed in the code without
 
 from __future__ import annotations
 
-from claude_agent_sdk._internal.strict_schema import (
+from claude_agent_sdk._internal.strict.transform import (
     DESCRIBED_KEYWORDS,
     DOCUMENTED,
     JUDGEMENT,

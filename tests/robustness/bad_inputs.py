@@ -64,7 +64,7 @@ def many_strict_tools(count: int) -> Callable[[], object]:
 
 
 def servers_over_the_cap() -> object:
-    from claude_agent_sdk._internal.strict_schema import check_request_limits
+    from claude_agent_sdk._internal.strict.transform import check_request_limits
 
     def server(name: str, count: int) -> Any:
         tools = [

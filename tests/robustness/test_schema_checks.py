@@ -37,9 +37,9 @@ from tests.lib.cli_peer import call_tool, serve
 from tests.lib.notices import logged_notices
 
 try:
-    from claude_agent_sdk._internal.schema_checks import check_input_schema
-    from claude_agent_sdk._internal.schema_graph import MAX_SCHEMA_DEPTH
-    from claude_agent_sdk._internal.strict_schema import make_strict
+    from claude_agent_sdk._internal.definition.schema_checks import check_input_schema
+    from claude_agent_sdk._internal.strict.schema_graph import MAX_SCHEMA_DEPTH
+    from claude_agent_sdk._internal.strict.transform import make_strict
 except ImportError:  # a tree without the patch: these tests must fail
     MAX_SCHEMA_DEPTH = None  # type: ignore[assignment]
     check_input_schema = None  # type: ignore[assignment]

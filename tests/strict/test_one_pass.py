@@ -27,15 +27,17 @@ from tests.strict.test_strict_closing import schemas as closing_schemas
 from tests.strict.test_strict_properties import tool_schemas
 
 try:
-    from claude_agent_sdk._internal import schema_checks, schema_graph, strict_schema
-    from claude_agent_sdk._internal.plain_schema import (
+    from claude_agent_sdk._internal.definition import schema_checks
+    from claude_agent_sdk._internal.definition.plain_schema import (
         plainly_valid as _plainly_valid,
     )
-    from claude_agent_sdk._internal.schema_checks import (
+    from claude_agent_sdk._internal.definition.schema_checks import (
         _metaschema_problems,
         find_schema_problems,
     )
-    from claude_agent_sdk._internal.schema_graph import SchemaGraph
+    from claude_agent_sdk._internal.strict import schema_graph
+    from claude_agent_sdk._internal.strict import transform as strict_schema
+    from claude_agent_sdk._internal.strict.schema_graph import SchemaGraph
 except ImportError:  # a tree without the patch: these tests must fail
     schema_checks = schema_graph = strict_schema = None  # type: ignore[assignment]
 

@@ -28,7 +28,7 @@ from tests.lib.cli_peer import serve
 from tests.lib.examples import examples
 
 try:
-    from claude_agent_sdk._internal.strict_schema import make_strict, strict_schemas
+    from claude_agent_sdk._internal.strict.transform import make_strict, strict_schemas
 except ImportError:  # a tree without the patch: these tests must fail
     make_strict = strict_schemas = None  # type: ignore[assignment]
 

@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 try:
-    from claude_agent_sdk._internal.strict_schema import strict_schemas
+    from claude_agent_sdk._internal.strict.transform import strict_schemas
 except ImportError:  # a tree without the patch
     strict_schemas = None  # type: ignore[assignment]
 

@@ -364,7 +364,7 @@ async def _noop(args: dict[str, Any]) -> dict[str, Any]:
 @PROPERTY_SETTINGS
 @given(schema=tool_schemas | arbitrary_json)
 def test_the_checker_never_crashes(schema: Any) -> None:
-    from claude_agent_sdk._internal.strict_schema import (
+    from claude_agent_sdk._internal.strict.transform import (
         StrictViolation,
         find_strict_violations,
         make_strict,
@@ -401,7 +401,7 @@ def test_every_accepted_schema_is_served_strict_compatible(
 @strict_patch
 def test_the_generator_also_yields_schemas_strict_mode_accepts() -> None:
     """Keeps the previous property from holding vacuously."""
-    from claude_agent_sdk._internal.strict_schema import make_strict
+    from claude_agent_sdk._internal.strict.transform import make_strict
 
     def accepted_with_a_closed_nested_object(schema: dict[str, Any]) -> bool:
         served, violations = make_strict(schema)

@@ -15,7 +15,7 @@ import pytest
 from claude_agent_sdk import tool
 
 try:
-    from claude_agent_sdk._internal.strict_schema import make_strict
+    from claude_agent_sdk._internal.strict.transform import make_strict
 except ImportError:  # a tree without the patch: these tests must fail
     make_strict = None  # type: ignore[assignment]
 

@@ -135,7 +135,7 @@ async def test_a_call_outside_the_authors_rules_is_an_error_the_handler_never_se
 @strict_patch
 def test_input_examples_are_held_to_the_authors_rules() -> None:
     from claude_agent_sdk import _build_input_schema
-    from claude_agent_sdk._internal.schema_checks import served_input_schema
+    from claude_agent_sdk._internal.definition.schema_checks import served_input_schema
 
     search, _ = _recording_tool(SEARCH, input_examples=[{"query": "ok", "page": 2}])
     # Served without the bound (in words), yet an example breaking it is refused.

@@ -26,13 +26,13 @@ from claude_agent_sdk import create_sdk_mcp_server, tool
 from tests.lib.cli_peer import error_text, serve
 
 try:
+    from claude_agent_sdk._internal.definition.schema_checks import check_input_schema
     from claude_agent_sdk._internal.relay.rewrite import (
         StrictServers,
         over_caps_message,
         rewrite_body,
     )
-    from claude_agent_sdk._internal.schema_checks import check_input_schema
-    from claude_agent_sdk._internal.strict_schema import (
+    from claude_agent_sdk._internal.strict.transform import (
         find_strict_violations,
         select_within_limits,
         strict_schemas,
@@ -304,7 +304,7 @@ def _union_tool(kinds: str, per_branch: int) -> dict[str, Any]:
 
 @strict_patch
 def test_closing_a_union_adds_no_optional_parameters() -> None:
-    from claude_agent_sdk._internal.strict_schema import count_parameters
+    from claude_agent_sdk._internal.strict.transform import count_parameters
 
     schema = _union_tool("abcd", 6)
     forms = strict_schemas(schema)
@@ -326,7 +326,7 @@ def test_a_tool_of_22_optional_parameters_in_union_branches_is_served_strict(
     """The issue's shape: 22 optional parameters in two branches, under the
     cap as written; closed over siblings' names it was served with 44 and
     refused. Served strict now, by the SDK and by the relay."""
-    from claude_agent_sdk._internal.strict_schema import count_parameters
+    from claude_agent_sdk._internal.strict.transform import count_parameters
 
     schema = _union_tool("ab", 11)
     if union == "oneOf":
@@ -399,7 +399,7 @@ async def test_a_root_holding_a_union_of_22_parameters_is_served_strict_under_th
     again as ``{}`` on the root and each shared name in every branch). Every author-valid input is served;
     one the served schema admits but the author's refuses is an error at
     call time, and the handler is not called. The relay serves it strict."""
-    from claude_agent_sdk._internal.strict_schema import count_parameters
+    from claude_agent_sdk._internal.strict.transform import count_parameters
 
     schema = _issue_tool()
     assert count_parameters(schema)[0] == 22
@@ -460,7 +460,7 @@ def test_an_object_holding_a_union_declares_each_branch_name_once_typed(
     declare them; the discriminating consts become one enum, required where
     every branch requires it (67 optional parameters before this change's
     first step, 45 before this one, for 22 written)."""
-    from claude_agent_sdk._internal.strict_schema import count_parameters
+    from claude_agent_sdk._internal.strict.transform import count_parameters
 
     target = _union_tool("ab", 11)["properties"]["target"]
     schema = {"type": "object", union: target["anyOf"]}
@@ -490,7 +490,7 @@ def test_a_nested_object_holding_a_union_is_served_as_the_union_of_whole_objects
     the object's names: the grammar keeps the union, and the count is the
     author's. With an optional name of its own, it is merged as at the root.
     A union inside a union branch is served first, innermost out."""
-    from claude_agent_sdk._internal.strict_schema import count_parameters
+    from claude_agent_sdk._internal.strict.transform import count_parameters
 
     inner = _union_tool("ab", 3)["properties"]["target"]["anyOf"]
     holder = {

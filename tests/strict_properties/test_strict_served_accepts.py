@@ -302,8 +302,8 @@ async def _noop(args: dict[str, Any]) -> dict[str, Any]:
 def _forms(schema: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """(served, enforced) of a strict tool with ``schema``, or None if refused."""
     from claude_agent_sdk import _build_input_schema, tool
-    from claude_agent_sdk._internal.schema_checks import served_input_schema
-    from claude_agent_sdk._internal.strict_schema import enforced_input_schema
+    from claude_agent_sdk._internal.definition.schema_checks import served_input_schema
+    from claude_agent_sdk._internal.strict.transform import enforced_input_schema
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
