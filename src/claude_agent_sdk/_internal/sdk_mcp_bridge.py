@@ -35,7 +35,7 @@ from mcp.shared.message import SessionMessage
 from . import _mcp_compat
 from ._mcp_compat import can_cancel_requests, dump_jsonrpc, parse_jsonrpc
 from ._task_compat import TaskHandle, spawn_detached
-from .relay.cli_hooks import note_listed_tools
+from .relay.meta_strict import note_listed_tools
 
 if TYPE_CHECKING:
     from mcp.server import Server as McpServer
