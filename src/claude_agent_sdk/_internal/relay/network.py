@@ -207,15 +207,23 @@ def point_cli_at(env: MutableMapping[str, str], relay_url: str) -> None:
     whichever one the CLI reads keeps the user's own entries.
     """
     env["ANTHROPIC_BASE_URL"] = relay_url
+    set_no_proxy(env, callers_no_proxy(env))
+
+
+def callers_no_proxy(env: Mapping[str, str]) -> list[str]:
+    """The entries of ``NO_PROXY`` and ``no_proxy`` in ``env``, merged in order."""
     entries: list[str] = []
     for name in ("NO_PROXY", "no_proxy"):
         for entry in (env.get(name) or "").split(","):
             entry = entry.strip()
             if entry and entry not in entries:
                 entries.append(entry)
-    for name in LOOPBACK_NAMES:
-        if name not in entries:
-            entries.append(name)
+    return entries
+
+
+def set_no_proxy(env: MutableMapping[str, str], entries: list[str]) -> None:
+    """Both spellings of ``NO_PROXY`` to ``entries`` and loopback."""
+    entries += [name for name in LOOPBACK_NAMES if name not in entries]
     env["NO_PROXY"] = env["no_proxy"] = ",".join(entries)
 
 
@@ -249,10 +257,7 @@ def point_cli_through(
             {"NO_PROXY": entry}
         ).bypasses(FIRST_PARTY_HOST, 443)
         (removed if api_entry else entries).append(entry)
-    for name in LOOPBACK_NAMES:
-        if name not in entries:
-            entries.append(name)
-    env["NO_PROXY"] = env["no_proxy"] = ",".join(entries)
+    set_no_proxy(env, entries)
     if removed:
         # Once per CLI process: the relay would otherwise never see the
         # Messages requests, and no field would reach them without a word.

@@ -16,7 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .evidence import ToolFieldsRelayError, is_set
-from .network import LOOPBACK_NAMES, bypasses_proxy, point_cli_through
+from .network import (
+    bypasses_proxy,
+    callers_no_proxy,
+    point_cli_through,
+    set_no_proxy,
+)
 from .rewrite import (
     ADVANCED_TOOL_USE_BETA,
     STRUCTURED_OUTPUTS_BETA,
@@ -123,16 +128,8 @@ class Platform:
             ]
         else:
             env[self.base_url_setting] = relay.url
-            entries = []
-            for name in ("NO_PROXY", "no_proxy"):
-                for entry in (env.get(name) or "").split(","):
-                    entry = entry.strip()
-                    if entry and entry not in entries:
-                        entries.append(entry)
-        for name in LOOPBACK_NAMES:
-            if name not in entries:
-                entries.append(name)
-        env["NO_PROXY"] = env["no_proxy"] = ",".join(entries)
+            entries = callers_no_proxy(env)
+        set_no_proxy(env, entries)
 
 
 def _base_url(env: Mapping[str, str], setting: str) -> str | None:
