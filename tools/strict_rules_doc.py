@@ -1,4 +1,4 @@
-"""docs/strict-mode.md's rules table, generated from ``strict_schema.RULES``.
+"""docs/strict-mode.md's rules table, generated from ``strict.transform.RULES``.
 
 Strict mode's rules are one table in the SDK (which keywords are kept,
 normalized, moved into the description and enforced, or refused, with what

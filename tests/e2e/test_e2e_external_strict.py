@@ -5,7 +5,7 @@ own FastMCP / MCPServer) runs over stdio as Claude Code's child; the relay
 sits between the CLI and the stand-in API (``fake_api.py``). What the
 stand-in records is what the Messages API would receive: the external tool
 with ``strict: true`` and the strict form of the schema the server listed
-(made by ``strict_schema.strict_schemas``, as for SDK tools), the beta, and
+(made by ``strict.transform.strict_schemas``, as for SDK tools), the beta, and
 the tool that has no strict form unchanged, named in one WARNING. Tool
 search off and on; the session runs on both mcp majors.
 """

@@ -2,7 +2,7 @@
 
 What ``rewrite_body`` does with ``StrictServers`` to a Messages API body
 (the tools of listed servers get ``strict: true`` and the strict form of
-their schema, made by ``strict_schema.strict_schemas``, spliced into the
+their schema, made by ``strict.transform.strict_schemas``, spliced into the
 original text), the warning for a tool without a strict form, the caps over
 SDK and external tools together, the ``_meta["anthropic/strict"]`` opt-in of
 SDK servers, name normalization, tool search, and the option's validation.

@@ -1,4 +1,4 @@
-"""docs/strict-mode.md's rules table is the one strict_schema.RULES renders.
+"""docs/strict-mode.md's rules table is the one strict.transform.RULES renders.
 
 The SDK holds strict mode's rules as one table, read by the checks, the
 description transform and the pydantic path; the doc's table is generated
