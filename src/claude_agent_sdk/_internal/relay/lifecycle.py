@@ -27,9 +27,14 @@ import anyio
 import anyio.to_thread
 from mcp.server import Server
 
-from .._mcp_compat import listed_fields
 from .connections import outbound_pool
-from .evidence import ReportSink, ToolFieldsReport, is_set, normalize_mcp_name
+from .evidence import (
+    ReportSink,
+    ToolFieldsReport,
+    is_set,
+    listed_fields,
+    normalize_mcp_name,
+)
 from .evidence import ToolFieldsRelayError as ToolFieldsRelayError
 from .meta_strict import meta_strict_tools, watch_meta_strict
 from .network import (
