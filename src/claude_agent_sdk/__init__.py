@@ -19,7 +19,6 @@ from typing import (
     Union,
     get_args,
     get_origin,
-    overload,
 )
 
 if sys.version_info >= (3, 11):
@@ -31,7 +30,6 @@ else:
     from typing_extensions import get_type_hints as _get_type_hints
     from typing_extensions import is_typeddict
 
-import pydantic
 from mcp.types import CallToolResult, Tool
 from mcp.types import ToolAnnotations as _McpToolAnnotations
 
@@ -283,9 +281,7 @@ class SdkMcpTool(Generic[T]):
     handler: Callable[[T], Awaitable[dict[str, Any]]]
     annotations: _McpToolAnnotations | None = None
     strict: bool | None = None
-    input_examples: list[dict[str, Any]] | list[T] | list[dict[str, Any] | T] | None = (
-        None
-    )
+    input_examples: list[dict[str, Any]] | None = None
     extra_fields: dict[str, Any] | None = None
     output_schema: dict[str, Any] | None = None
 
@@ -298,32 +294,7 @@ class SdkMcpTool(Generic[T]):
         self.output_schema = check_output_schema(self.name, self.output_schema)
 
 
-_Model = TypeVar("_Model", bound=pydantic.BaseModel)
-
-
-@overload
-def tool(
-    name: str,
-    description: str,
-    input_schema: type[_Model],
-    annotations: _McpToolAnnotations | None = None,
-    *,
-    strict: bool | None = None,
-    input_examples: (
-        list[dict[str, Any]] | list[_Model] | list[dict[str, Any] | _Model] | None
-    ) = None,
-    extra_fields: dict[str, Any] | None = None,
-    output_schema: dict[str, Any] | None = None,
-) -> Callable[
-    [
-        Callable[[_Model], Awaitable[dict[str, Any]]]
-        | Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-    ],
-    SdkMcpTool[_Model],
-]: ...
-
-
-@overload
+@_fork.typed_tool  # a pydantic model types the handler
 def tool(
     name: str,
     description: str,
@@ -332,27 +303,6 @@ def tool(
     *,
     strict: bool | None = None,
     input_examples: list[dict[str, Any]] | None = None,
-    extra_fields: dict[str, Any] | None = None,
-    output_schema: dict[str, Any] | None = None,
-) -> Callable[
-    # The same form as the overload above, so that an input_schema typed Any
-    # (matching both) keeps the decorator typed.
-    [
-        Callable[[Any], Awaitable[dict[str, Any]]]
-        | Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-    ],
-    SdkMcpTool[Any],
-]: ...
-
-
-def tool(
-    name: str,
-    description: str,
-    input_schema: type | dict[str, Any],
-    annotations: _McpToolAnnotations | None = None,
-    *,
-    strict: bool | None = None,
-    input_examples: list[Any] | None = None,
     extra_fields: dict[str, Any] | None = None,
     output_schema: dict[str, Any] | None = None,
 ) -> Callable[[Callable[[Any], Awaitable[dict[str, Any]]]], SdkMcpTool[Any]]:

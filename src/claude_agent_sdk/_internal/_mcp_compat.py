@@ -139,7 +139,7 @@ def build_tool_server(
     tools: list[Tool],
     run_tool: ToolRunner,
     listed: Any = None,
-    before_listing: Callable[[], None] | None = None,
+    before_listing: Callable[[], None] = lambda: None,
 ) -> Server:
     """Build a lowlevel ``Server`` that lists ``tools`` and delegates calls to ``run_tool``.
 
@@ -150,20 +150,12 @@ def build_tool_server(
     ``before_listing`` runs before each ``tools/list`` is answered.
     """
     fields = listed or [{}] * len(tools)
-    entries = [
-        (t.name, copy.deepcopy(f) if f else {})  # most tools list nothing more
-        for t, f in zip(tools, fields, strict=True)
-    ]
-
-    def listing() -> list[Tool]:
-        if before_listing is not None:
-            before_listing()
-        return tools
-
+    entries = [(t.name, copy.deepcopy(f)) for t, f in zip(tools, fields, strict=True)]
     if MCP_MAJOR >= 2:
 
         async def on_list_tools(ctx: Any, params: Any) -> ListToolsResult:
-            return ListToolsResult(tools=listing())
+            before_listing()
+            return ListToolsResult(tools=tools)
 
         async def on_call_tool(ctx: Any, params: Any) -> CallToolResult:
             return await run_tool(params.name, params.arguments or {})
@@ -178,7 +170,8 @@ def build_tool_server(
         return server
 
     async def list_tools() -> list[Tool]:
-        return listing()
+        before_listing()
+        return tools
 
     async def call_tool(tool_name: str, arguments: dict[str, Any]) -> CallToolResult:
         result = await run_tool(tool_name, arguments or {})

@@ -30,6 +30,9 @@ from .pydantic_models import (
     validate_arguments,
     warn_unknown_schema_class,
 )
+from .pydantic_models import (
+    typed_tool as typed_tool,  # claude_agent_sdk.tool's decorator
+)
 from .type_schema import (
     refuse_json_values_in_shorthand,
     type_to_schema,

@@ -12,8 +12,8 @@ import inspect
 import json
 import typing
 import warnings
-from collections.abc import Callable, Iterator
-from typing import Any, TypeGuard, TypeVar
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, TypeVar, cast, overload
 
 import pydantic
 import pydantic_core
@@ -21,6 +21,11 @@ import typing_extensions
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 
 from .notices import notice_logger
+
+if TYPE_CHECKING:
+    from mcp.types import ToolAnnotations
+
+    from ... import SdkMcpTool
 
 logger = notice_logger(__name__)
 
@@ -36,6 +41,58 @@ _DATA_KEYWORDS = frozenset({"default", "enum", "const", "examples", "example"})
 
 # How much of a rejected input an error message quotes.
 _INPUT_PREVIEW_CHARS = 60
+
+
+_Model = TypeVar("_Model", bound=pydantic.BaseModel)
+_Result = Awaitable[dict[str, Any]]
+
+
+class TypedTool(Protocol):
+    """``tool()``'s signature: a pydantic model as ``input_schema`` types the
+    handler's argument and the examples (``claude_agent_sdk.tool``)."""
+
+    @overload
+    def __call__(
+        self,
+        name: str,
+        description: str,
+        input_schema: type[_Model],
+        annotations: ToolAnnotations | None = None,
+        *,
+        strict: bool | None = None,
+        input_examples: (
+            list[dict[str, Any]] | list[_Model] | list[dict[str, Any] | _Model] | None
+        ) = None,
+        extra_fields: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+    ) -> Callable[
+        [Callable[[_Model], _Result] | Callable[[dict[str, Any]], _Result]],
+        SdkMcpTool[_Model],
+    ]: ...
+
+    @overload
+    def __call__(
+        self,
+        name: str,
+        description: str,
+        input_schema: type | dict[str, Any],
+        annotations: ToolAnnotations | None = None,
+        *,
+        strict: bool | None = None,
+        input_examples: list[dict[str, Any]] | None = None,
+        extra_fields: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+    ) -> Callable[
+        # The same form as the overload above, so that an input_schema typed
+        # Any (matching both) keeps the decorator typed.
+        [Callable[[Any], _Result] | Callable[[dict[str, Any]], _Result]],
+        SdkMcpTool[Any],
+    ]: ...
+
+
+def typed_tool(tool: Callable[..., Any]) -> TypedTool:
+    """``tool`` itself, typed as ``TypedTool`` (a decorator on ``tool()``)."""
+    return cast("TypedTool", tool)
 
 
 class ToolArgumentsError(ValueError):
