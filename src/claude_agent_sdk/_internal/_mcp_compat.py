@@ -114,15 +114,6 @@ def can_cancel_requests(server: Server) -> bool:
 _listed_fields: weakref.WeakKeyDictionary[Server, Any] = weakref.WeakKeyDictionary()
 
 
-def listed_fields(server: Server) -> dict[str, dict[str, Any]]:
-    """The fields ``server``'s tools list beyond ``Tool``, by tool name (of
-    two tools with one name, the first's: the definition Claude Code shows)."""
-    by_name: dict[str, dict[str, Any]] = {}
-    for name, fields in _listed_fields.get(server, ()):
-        by_name.setdefault(name, fields)
-    return by_name
-
-
 def complete_listed_tools(server: Server, payload: dict[str, Any]) -> dict[str, Any]:
     """Add each tool's listed fields (by position) to a ``tools/list`` response."""
     entries = _listed_fields.get(server, [])

@@ -379,10 +379,7 @@ class SdkMcpBridge:
         pending = await session.submit(message)
         if pending is None:
             return None
-        response = await pending.wait()
-        if message.get("method") == "tools/list":
-            note_listed_tools(self._server, response)
-        return response
+        return note_listed_tools(self._server, message, await pending.wait())
 
     async def aclose(self) -> None:
         """Stop the session, if any. Safe to call more than once."""

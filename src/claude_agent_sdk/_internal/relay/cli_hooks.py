@@ -9,7 +9,7 @@ import contextlib
 import os
 import weakref
 from collections.abc import AsyncIterator, MutableMapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._task_compat import TaskHandle, spawn_detached
 from .evidence import ToolFieldsRelayError
@@ -94,6 +94,8 @@ class CliRelay:
             raise
 
 
+_Response = TypeVar("_Response")
+
 # SDK servers whose tools/list responses are watched for tools marked
 # ``_meta["anthropic/strict"]: true`` (``strict_mcp_servers``), with the names
 # of the tools seen so marked. Only servers a relay asked for are watched.
@@ -110,9 +112,15 @@ def watch_meta_strict(server: Any) -> None:
         _meta_strict.setdefault(server, frozenset())
 
 
-def note_listed_tools(server: Any, response: Any) -> None:
-    """Record the strict-marked tools of a ``tools/list`` response of a
-    watched ``server``; for any other server, nothing."""
+def note_listed_tools(server: Any, message: Any, response: _Response) -> _Response:
+    """``response`` to ``message``, having recorded the strict-marked tools of a
+    ``tools/list`` response of a watched ``server`` (of any other, nothing)."""
+    if message.get("method") == "tools/list":
+        _note_listed_tools(server, response)
+    return response
+
+
+def _note_listed_tools(server: Any, response: Any) -> None:
     try:
         before = _meta_strict.get(server)
     except TypeError:

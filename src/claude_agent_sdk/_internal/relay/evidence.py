@@ -178,6 +178,17 @@ def deliver(sink: ReportSink | None, report: ToolFieldsReport) -> None:
 # --------------------------------------------------------------------------
 
 
+def listed_fields(server: Any) -> dict[str, dict[str, Any]]:
+    """The fields ``server``'s tools list beyond ``Tool``, by tool name (of
+    two tools with one name, the first's: the definition Claude Code shows)."""
+    from .._mcp_compat import _listed_fields
+
+    by_name: dict[str, dict[str, Any]] = {}
+    for name, fields in _listed_fields.get(server, ()):
+        by_name.setdefault(name, fields)
+    return by_name
+
+
 def declared_tools(mcp_servers: object) -> list[str]:
     """API names of the SDK tools of ``mcp_servers`` that declare ``strict``
     (true) or ``input_examples``, as the relay would send them."""
@@ -187,8 +198,6 @@ def declared_tools(mcp_servers: object) -> list[str]:
         isinstance(c, Mapping) and c.get("type") == "sdk" for c in mcp_servers.values()
     ):
         return []
-    from .._mcp_compat import listed_fields
-
     names: list[str] = []
     for server_name, config in mcp_servers.items():
         if not (isinstance(config, Mapping) and config.get("type") == "sdk"):

@@ -27,10 +27,15 @@ import anyio
 import anyio.to_thread
 from mcp.server import Server
 
-from .._mcp_compat import listed_fields
 from .cli_hooks import meta_strict_tools, watch_meta_strict
 from .connections import outbound_pool
-from .evidence import ReportSink, ToolFieldsReport, is_set, normalize_mcp_name
+from .evidence import (
+    ReportSink,
+    ToolFieldsReport,
+    is_set,
+    listed_fields,
+    normalize_mcp_name,
+)
 from .evidence import ToolFieldsRelayError as ToolFieldsRelayError
 from .network import (
     Failures,
