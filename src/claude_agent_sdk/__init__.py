@@ -802,9 +802,7 @@ def create_sdk_mcp_server(
 if TYPE_CHECKING:
     from ._internal.definition.schema_checks import SchemaCheckError
     from ._internal.relay.evidence import ToolFieldsRelayError, ToolFieldsReport
-
 __getattr__ = _fork.public_name  # the fork's exports, loaded on first use
-
 __all__ = [
     # Main exports
     "query",

@@ -6,19 +6,26 @@ only when ``tool_fields_relay`` is on."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import weakref
-from collections.abc import AsyncIterator, MutableMapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Coroutine, MutableMapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .._task_compat import TaskHandle, spawn_detached
-from .evidence import ToolFieldsRelayError
 
 if TYPE_CHECKING:
     from anyio.abc import Process
 
     from ...types import ClaudeAgentOptions
     from .lifecycle import ToolFieldsRelay
+
+
+class _Transport(Protocol):
+    _relay: CliRelay
+
+
+_T = TypeVar("_T", bound=_Transport)
 
 
 class CliRelay:
@@ -70,10 +77,13 @@ class CliRelay:
         if self._relay is not None:
             self._watch = spawn_detached(self._relay.watch(process.terminate))
 
-    @property
-    def failure(self) -> ToolFieldsRelayError | None:
-        """Why the relay ended the CLI, if it did."""
-        return None if self._relay is None else self._relay.failure
+    def raise_failure(self, transport: Any) -> None:
+        """Raise, as ``transport``'s exit error, why the relay ended the CLI
+        (it could not reach the API), if it did."""
+        failure = None if self._relay is None else self._relay.failure
+        if failure is not None:
+            transport._exit_error = failure
+            raise failure
 
     async def stop(self) -> None:
         """Stop the relay, if one runs. Safe to call more than once."""
@@ -84,14 +94,38 @@ class CliRelay:
         if relay is not None:
             await relay.stop()
 
-    @contextlib.asynccontextmanager
-    async def stopped_on_failure(self) -> AsyncIterator[None]:
-        """A relay started for a CLI that did not start goes with it."""
-        try:
-            yield
-        except BaseException:
-            await self.stop()
-            raise
+    @staticmethod
+    def stopped_on_failure(
+        connect: Callable[[_T], Coroutine[Any, Any, None]],
+    ) -> Callable[[_T], Coroutine[Any, Any, None]]:
+        """``connect``, after which a relay started for a CLI that did not
+        start goes with it (a decorator on the transport's ``connect``)."""
+
+        @functools.wraps(connect)
+        async def connect_with_relay(transport: _T) -> None:
+            try:
+                await connect(transport)
+            except BaseException:
+                await transport._relay.stop()
+                raise
+
+        return connect_with_relay
+
+    @staticmethod
+    def stopped_after(
+        close: Callable[[_T], Coroutine[Any, Any, None]],
+    ) -> Callable[[_T], Coroutine[Any, Any, None]]:
+        """``close``, then stop the relay if one runs (a decorator on the
+        transport's ``close``)."""
+
+        @functools.wraps(close)
+        async def close_with_relay(transport: _T) -> None:
+            try:
+                await close(transport)
+            finally:
+                await transport._relay.stop()
+
+        return close_with_relay
 
 
 _Response = TypeVar("_Response")

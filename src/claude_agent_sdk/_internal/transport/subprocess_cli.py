@@ -746,12 +746,9 @@ class SubprocessCLITransport(Transport):
 
         return cmd
 
+    @CliRelay.stopped_on_failure
     async def connect(self) -> None:
         """Start subprocess."""
-        async with self._relay.stopped_on_failure():
-            await self._connect()
-
-    async def _connect(self) -> None:
         if self._process:
             return
 
@@ -830,8 +827,7 @@ class SubprocessCLITransport(Transport):
             if self._cwd:
                 process_env["PWD"] = self._cwd
 
-            await self._relay.start(process_env)
-
+            await self._relay.start(process_env)  # and points the CLI at it
             # Pipe stderr only when the caller registered a callback.
             stderr_dest = PIPE if self._options.stderr is not None else None
 
@@ -925,14 +921,8 @@ class SubprocessCLITransport(Transport):
             # synchronous, so it is safe to run during cancellation unwind.
             emit(framer.flush())
 
+    @CliRelay.stopped_after
     async def close(self) -> None:
-        """Close the transport, then stop the tool-fields relay if one runs."""
-        try:
-            await self._close_process()
-        finally:
-            await self._relay.stop()
-
-    async def _close_process(self) -> None:
         """Close the transport and clean up resources.
 
         The whole body runs inside a shielded cancel scope. Cleanup is
@@ -1126,11 +1116,7 @@ class SubprocessCLITransport(Transport):
         except Exception:
             returncode = -1
 
-        # The relay's failure to reach the API ended the CLI: that is why.
-        if (relay_failure := self._relay.failure) is not None:
-            self._exit_error = relay_failure
-            raise relay_failure
-
+        self._relay.raise_failure(self)  # the relay ended the CLI: that is why
         # Use exit code for error detection
         if returncode is not None and returncode != 0:
             self._exit_error = ProcessError(
