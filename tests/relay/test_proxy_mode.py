@@ -153,9 +153,15 @@ def test_the_cli_env_keeps_its_base_url_and_goes_through_the_relay() -> None:
 
 
 async def test_the_ca_file_is_private_holds_no_key_and_is_removed_at_stop(
-    first_party: Upstream, certificate: LoopbackCertificate
+    first_party: Upstream,
+    certificate: LoopbackCertificate,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    earlier = set(Path(tempfile.gettempdir()).glob("claude-agent-sdk-relay-*"))
+    # A temporary directory of this test's own: relays of other test workers
+    # write theirs to the shared one meanwhile.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    earlier = set(tmp_path.glob("claude-agent-sdk-relay-*"))
     relay = _relay_for(first_party, user_extra_ca=str(certificate.cert))
     await relay.start()
     bundle = Path(relay.ca_bundle or "")
@@ -165,7 +171,8 @@ async def test_the_ca_file_is_private_holds_no_key_and_is_removed_at_stop(
         assert content.count(b"BEGIN CERTIFICATE") == 2  # the session CA, the user's
         assert certificate.cert.read_bytes().strip() in content
         assert b"PRIVATE KEY" not in content
-        created = set(bundle.parent.glob("claude-agent-sdk-relay-*")) - earlier
+        assert bundle.parent == tmp_path
+        created = set(tmp_path.glob("claude-agent-sdk-relay-*")) - earlier
         assert created == {bundle}  # the leaf's key went through memory
     finally:
         await relay.stop()

@@ -4,7 +4,6 @@ subprocess transport. Light: the relay itself is imported only when
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 from collections.abc import Callable, Coroutine, MutableMapping
