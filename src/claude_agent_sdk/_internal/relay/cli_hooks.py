@@ -123,4 +123,3 @@ class CliRelay:
                 await transport._relay.stop()
 
         return close_with_relay
-

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from typing import Any
+from typing import Any, TypeVar
+
+_Response = TypeVar("_Response")
 
 # SDK servers whose tools/list responses are watched for tools marked
 # ``_meta["anthropic/strict"]: true`` (``strict_mcp_servers``), with the names
@@ -24,9 +26,15 @@ def watch_meta_strict(server: Any) -> None:
         _meta_strict.setdefault(server, frozenset())
 
 
-def note_listed_tools(server: Any, response: Any) -> None:
-    """Record the strict-marked tools of a ``tools/list`` response of a
-    watched ``server``; for any other server, nothing."""
+def note_listed_tools(server: Any, message: Any, response: _Response) -> _Response:
+    """``response`` to ``message``, having recorded the strict-marked tools of a
+    ``tools/list`` response of a watched ``server`` (of any other, nothing)."""
+    if message.get("method") == "tools/list":
+        _note_listed_tools(server, response)
+    return response
+
+
+def _note_listed_tools(server: Any, response: Any) -> None:
     try:
         before = _meta_strict.get(server)
     except TypeError:
