@@ -10,17 +10,13 @@ served as a string with a ``UserWarning``, as upstream serves it.
 from __future__ import annotations
 
 import collections.abc as abc
-import datetime
-import enum
-import math
 import sys
 import types as builtin_types
-import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Union, get_args, get_origin
 
 if sys.version_info >= (3, 11):
     from typing import get_type_hints, is_typeddict
@@ -137,47 +133,13 @@ def _typeddict_schema(td_class: type) -> dict[str, Any]:
     return schema
 
 
-_STRING_FORMATS = (
-    (datetime.datetime, "date-time"),  # before date: a datetime is a date
-    (datetime.date, "date"),
-    (datetime.time, "time"),
-    (uuid.UUID, "uuid"),
-)
-_JSON_SCALARS = (
-    (bool, "boolean"),
-    (int, "integer"),
-    (float, "number"),
-    (str, "string"),
-    (builtin_types.NoneType, "null"),
-)
-
-
 def _value_schema(py_type: Any) -> dict[str, Any] | None:
     """The schema of ``None``, ``Any``, a date, time or UUID, a ``Literal`` or
-    an ``Enum``, or None (one of values JSON lacks stays a string)."""
-    if py_type is None or py_type is builtin_types.NoneType:
-        return {"type": "null"}
-    if py_type is Any:
-        return {}
-    for cls, string_format in _STRING_FORMATS:
-        if py_type is cls:
-            return {"type": "string", "format": string_format}
-    members: Any = py_type
-    if get_origin(py_type) is Literal:
-        values = [v.value if isinstance(v, enum.Enum) else v for v in get_args(py_type)]
-    elif isinstance(py_type, enum.EnumMeta) and not issubclass(py_type, enum.Flag):
-        values = [member.value for member in members]  # a Flag's combinations: no
-    else:
-        return None
-    kinds = {next((k for t, k in _JSON_SCALARS if type(v) is t), None) for v in values}
-    if not values or None in kinds:
-        return None
-    if any(isinstance(v, float) and not math.isfinite(v) for v in values):
-        return None
-    kinds = {"number"} if kinds == {"integer", "number"} else kinds
-    return (
-        {"type": kinds.pop(), "enum": values} if len(kinds) == 1 else {"enum": values}
-    )
+    an ``Enum`` (one of values JSON lacks stays a string: None): the upstream
+    track's faithful mapping, which this converter extends."""
+    from ... import _faithful_only_schema  # loaded: it is what imports us
+
+    return _faithful_only_schema(py_type)
 
 
 def typeddict_to_schema(
