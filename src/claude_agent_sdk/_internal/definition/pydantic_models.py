@@ -189,7 +189,7 @@ def model_input_schema(
     aliases as keys), every keyword kept. With ``strict`` the constraints the
     model enforces and strict mode cannot compile are moved into descriptions
     (see the module docstring); closing objects and refusing the rest is
-    ``strict_schema.make_strict``'s work, which runs on the result.
+    ``strict.transform.make_strict``'s work, which runs on the result.
 
     Raises TypeError naming the tool when the model has no JSON Schema (a
     field type pydantic cannot describe, a forward reference that was never
@@ -429,9 +429,9 @@ def _describe_enforced_constraints(schema: dict[str, Any]) -> None:
     model (a ``json_schema_extra`` that overrode it is not what the model
     enforces). It is appended to the description of the schema that held it,
     as ``{maximum: 50}`` after a blank line, the form ``transform_schema``
-    uses (``strict_schema.describe_constraints``, shared with JSON Schema
+    uses (``strict.transform.describe_constraints``, shared with JSON Schema
     tools), and only if strict mode's rule for it says a model enforces it
-    (``strict_schema.RULES``, ``pydantic_enforces``). The notes themselves
+    (``strict.transform.RULES``, ``pydantic_enforces``). The notes themselves
     are removed everywhere.
     """
     # Strict mode's modules are loaded with the first strict tool only.

@@ -334,7 +334,7 @@ def rewrite_body(
 
     With ``strict_servers``, each of their tools is also given
     ``strict: true`` and, in place of its ``input_schema``, the schema's
-    strict form (``strict_schema.strict_schemas``: objects closed, what
+    strict form (``strict.transform.strict_schemas``: objects closed, what
     strict mode cannot compile moved into descriptions). A tool whose schema
     has no strict form is left as sent, and named in ``not_strict``; one
     already strict with a schema strict mode accepts is left as it is.
