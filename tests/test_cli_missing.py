@@ -38,7 +38,7 @@ def test_missing_cli_error_names_npm_install_and_cli_path(
     assert "cli_path" in message
 
 
-@pytest.mark.requires_patch("tool-fields-relay")
+@pytest.mark.requires_patch("cli-not-found-version")
 def test_missing_cli_error_names_the_pinned_version_and_node(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -739,16 +739,15 @@ def create_sdk_mcp_server(
     """
     tools = tools or []
     tools_by_name = {tool_def.name: tool_def for tool_def in tools}
-    fork = _fork.ToolServer(name, tools, _build_input_schema)
-    schemas = fork.schemas
+    schemas = (fork := _fork.ToolServer(name, tools, _build_input_schema)).schemas
     wire_tools = [
         Tool.model_validate(
             {
                 "name": tool_def.name,
                 "description": tool_def.description,
-                "inputSchema": fork.listed_schema(tool_def),
                 "annotations": tool_def.annotations,
                 "_meta": _build_meta(tool_def),
+                "inputSchema": fork.listed_schema(tool_def),
                 "outputSchema": tool_def.output_schema,
             }
         )
@@ -779,9 +778,9 @@ def create_sdk_mcp_server(
                 # A tool with an output_schema returns structured content too.
                 else tool_result(
                     tool_name,
-                    _convert_tool_content(result.get("content", [])),
                     result,
                     output_validators[tool_name],
+                    _convert_tool_content,
                 )
             )
         except Exception as e:
@@ -791,9 +790,7 @@ def create_sdk_mcp_server(
     output_validators = {
         tool_def.name: output_validator(tool_def.output_schema) for tool_def in tools
     }
-    server = build_tool_server(
-        name, version, wire_tools, run_tool, listed, before_listing=fork.check_once
-    )
+    server = build_tool_server(name, version, wire_tools, run_tool, listed)
     fork.finish(server)
 
     return McpSdkServerConfig(type="sdk", name=name, instance=server)
@@ -979,7 +976,6 @@ __all__ = [
     "ProcessError",
     "ResultError",
     "CLIJSONDecodeError",
-    # Fork: definition checks and the tool-fields relay
     "SchemaCheckError",
     "ToolFieldsRelayError",
     "ToolFieldsReport",

@@ -125,12 +125,7 @@ def complete_listed_tools(server: Server, payload: dict[str, Any]) -> dict[str, 
 
 
 def build_tool_server(
-    name: str,
-    version: str,
-    tools: list[Tool],
-    run_tool: ToolRunner,
-    listed: Any = None,
-    before_listing: Callable[[], None] = lambda: None,
+    name: str, version: str, tools: list[Tool], run_tool: ToolRunner, listed: Any = None
 ) -> Server:
     """Build a lowlevel ``Server`` that lists ``tools`` and delegates calls to ``run_tool``.
 
@@ -138,14 +133,12 @@ def build_tool_server(
     so tool behavior does not depend on either major's defaults. On 1.x that
     means turning off the decorator's own jsonschema validation.
     ``listed[i]``: fields ``tools[i]`` lists beyond ``Tool``.
-    ``before_listing`` runs before each ``tools/list`` is answered.
     """
     fields = listed or [{}] * len(tools)
     entries = [(t.name, copy.deepcopy(f)) for t, f in zip(tools, fields, strict=True)]
     if MCP_MAJOR >= 2:
 
         async def on_list_tools(ctx: Any, params: Any) -> ListToolsResult:
-            before_listing()
             return ListToolsResult(tools=tools)
 
         async def on_call_tool(ctx: Any, params: Any) -> CallToolResult:
@@ -161,7 +154,6 @@ def build_tool_server(
         return server
 
     async def list_tools() -> list[Tool]:
-        before_listing()
         return tools
 
     async def call_tool(tool_name: str, arguments: dict[str, Any]) -> CallToolResult:

@@ -35,7 +35,7 @@ from mcp.shared.message import SessionMessage
 from . import _mcp_compat
 from ._mcp_compat import can_cancel_requests, dump_jsonrpc, parse_jsonrpc
 from ._task_compat import TaskHandle, spawn_detached
-from .relay.meta_strict import note_listed_tools
+from .definition.hooks import answered
 
 if TYPE_CHECKING:
     from mcp.server import Server as McpServer
@@ -379,7 +379,7 @@ class SdkMcpBridge:
         pending = await session.submit(message)
         if pending is None:
             return None
-        return note_listed_tools(self._server, message, await pending.wait())
+        return answered(self._server, message, await pending.wait())
 
     async def aclose(self) -> None:
         """Stop the session, if any. Safe to call more than once."""

@@ -5,7 +5,7 @@ value mcp cannot serialize would end the server for the session)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jsonschema
@@ -70,14 +70,17 @@ def output_validator(output_schema: dict[str, Any] | None) -> Any:
 
 
 def tool_result(
-    tool_name: str, content: list[Any], result: dict[str, Any], validator: Any
+    tool_name: str,
+    result: dict[str, Any],
+    validator: Any,
+    convert: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
 ) -> CallToolResult:
-    """The result of a tool with an output schema: ``content`` (converted),
-    ``result``'s ``is_error`` and structured content, checked with
-    ``validator`` unless it is an error result, as in MCP; else
-    ``ValueError`` naming the tool and the problem."""
+    """The result of a tool with an output schema: ``result``'s content
+    (``convert``-ed, as every tool's is), ``is_error`` and structured
+    content, checked with ``validator`` unless it is an error result, as in
+    MCP; else ``ValueError`` naming the tool and the problem."""
     is_error = result.get("is_error", result.get("isError", False))
-    payload = {"content": content, "isError": is_error}
+    payload = {"content": convert(result.get("content", [])), "isError": is_error}
     structured = result.get("structuredContent")
     if structured is not None:
         payload["structuredContent"] = structured

@@ -9,12 +9,15 @@ own; a tool that uses none of the fork's arguments gets upstream's result.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from ..argument_validation import argument_error, compile_validator
 from ..json_schema_dicts import is_json_schema, object_schema, warn_non_object
+from ..relay.meta_strict import note_listed_tools
 from ..tool_results import check_output_schema
 from .fields import (
     check_examples,
@@ -24,10 +27,9 @@ from .fields import (
     warn_duplicate_names,
 )
 from .pydantic_models import (
-    handler_takes_model,
+    call_with_model,
     is_model_class,
     model_input_schema,
-    validate_arguments,
     warn_unknown_schema_class,
 )
 from .pydantic_models import (
@@ -195,9 +197,9 @@ def first_use_schema_checks(
     """The input-schema checks of the ``tools`` that did not opt in, run once.
 
     For such a tool the checks only log notices (``schema_checks``), so a
-    server's start-up does not pay for them: the server calls the returned
-    function before answering each ``tools/list`` and ``tools/call``, and
-    the first call checks each tool's schema (``schemas[i]`` is
+    server's start-up does not pay for them: the returned function is called
+    before each ``tools/call`` runs and as each ``tools/list`` answer passes
+    the SDK's MCP bridge (``answered``), and the first call checks each tool's schema (``schemas[i]`` is
     ``tools[i]``'s) while later ones return at once. A tool that opted in
     was checked when it was defined; a schema built from Python types has
     nothing to check, so a server of such tools never loads the checks.
@@ -258,6 +260,7 @@ class ToolServer:
         # (they cannot refuse it) is logged at the server's first tools/list
         # or tools/call, not paid for at start-up.
         self.check_once = first_use_schema_checks(tools, own)
+        self._models = {id(t) for t in tools if is_model_class(t.input_schema)}
 
     def listed_schema(self, tool_def: Any) -> dict[str, Any]:
         """The input schema ``tool_def``'s ``tools/list`` entry carries."""
@@ -270,25 +273,14 @@ class ToolServer:
         """Validate a call's ``arguments`` and run ``tool_def``'s handler; an
         invalid call raises the error the server returns to the model."""
         name = tool_def.name
-        if is_model_class(tool_def.input_schema):
-            # The model validates (its error lists every failing field); the
-            # handler gets the instance if its parameter is annotated with
-            # the model, else the arguments dict, as upstream passed.
-            instance = validate_arguments(
-                tool_def.input_schema, arguments, tool_name=name
-            )
-            return await tool_def.handler(  # type: ignore[no-any-return]
-                instance
-                if handler_takes_model(tool_def.handler, tool_def.input_schema)
-                else arguments
-            )
         validator = validators.get(name)
-        if validator is None:
+        if validator is None and id(tool_def) not in self._models:
             # A strict tool's calls are checked against the author's
             # constraints, also those served only in its description.
-            validator = validators[name] = compile_validator(
-                name, enforced_input_schema(tool_def, self.schemas[name])
-            )
+            schema = enforced_input_schema(tool_def, self.schemas[name])
+            validator = validators[name] = compile_validator(name, schema)
+        if validator is None:  # a pydantic model validates the call
+            return await call_with_model(tool_def, arguments)
         if tool_def.strict is True:
             from ..strict.transform import strict_argument_error
 
@@ -300,7 +292,10 @@ class ToolServer:
         return await tool_def.handler(arguments)  # type: ignore[no-any-return]
 
     def finish(self, server: object) -> None:
-        """Hold the server's strict tools to strict mode's per-request caps."""
+        """Note the built ``server`` (its first ``tools/list`` runs the checks),
+        and hold its strict tools to strict mode's per-request caps."""
+        with contextlib.suppress(TypeError):  # not weakly referenceable
+            _first_use[server] = self.check_once
         if any(tool_def.strict is True for tool_def in self.tools):
             from ..strict.transform import check_server_limits
 
@@ -310,6 +305,29 @@ class ToolServer:
 class ToolInputError(ValueError):
     """A call's arguments do not match its tool's input schema (returned to
     the model as an error result)."""
+
+
+# Each SDK server's first-use schema checks (``ToolServer.check_once``).
+_first_use: weakref.WeakKeyDictionary[Any, Callable[[], None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+_Response = TypeVar("_Response")
+
+
+def answered(server: Any, message: dict[str, Any], response: _Response) -> _Response:
+    """``response``, which SDK MCP ``server`` gave to ``message``, on its way to
+    the CLI (upstream's MCP bridge): a ``tools/list`` answer runs the
+    server's first-use schema checks, before the CLI reads it, and the relay
+    notes the tools it marks strict (``relay.meta_strict``)."""
+    if message.get("method") == "tools/list":
+        try:
+            check_once = _first_use.get(server)
+        except TypeError:  # not weakly referenceable: not built by the SDK
+            check_once = None
+        if check_once is not None:
+            check_once()
+    return note_listed_tools(server, message, response)
 
 
 def check_strict_tool_limits(mcp_servers: object) -> None:

@@ -1,6 +1,6 @@
 """The tools SDK servers mark ``_meta["anthropic/strict"]: true`` on
-``tools/list``, noted by upstream's MCP bridge as the listings pass, for the
-relay's ``strict_mcp_servers``."""
+``tools/list``, noted as the listings pass upstream's MCP bridge
+(``definition.hooks.answered``), for the relay's ``strict_mcp_servers``."""
 
 from __future__ import annotations
 

@@ -321,8 +321,8 @@ class SubprocessCLITransport(Transport):
                 "shim, which this SDK refuses to run on Windows.)"
             )
         raise CLINotFoundError(
-            "Claude Code not found. Install the version this SDK is measured "
-            "with (it needs Node.js >= 22):\n"
+            "Claude Code not found. Install the version this SDK bundles "
+            "(it needs Node.js >= 22):\n"
             f"  npm install -g @anthropic-ai/claude-code@{__cli_version__}\n"
             "\nIf already installed locally, try:\n"
             '  export PATH="$HOME/node_modules/.bin:$PATH"\n'
