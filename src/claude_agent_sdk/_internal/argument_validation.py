@@ -1,21 +1,8 @@
 """Validate SDK tool arguments as ``jsonschema.validate`` does, minus the
-metaschema check on every call.
-
-``jsonschema.validate`` checks the schema against its metaschema before it
-looks at the instance. That check is most of the cost of an in-process tool
-call, and its answer only changes when the schema does: here it runs on a
-tool's first call and again whenever the schema no longer equals (with the
-same types) a copy taken when it last passed. The rest is what
-``jsonschema.validate`` does, on every call: the same validator class, a new
-validator (so a ``$ref`` resolves, and fetches, exactly as before) and the
-same ``best_match`` error.
-
-A ``$ref`` to another document is never fetched (``jsonschema.validate``
-fetches it with a blocking request on every call). A local ``file:``
-document is read once, on the first call that reaches it, and enforced; a
-call that reaches any other document (``https:``, a relative URI) is refused
-with an error naming the tool and the reference, and the first such call of
-each tool and document is logged.
+metaschema check on every call: it runs on a tool's first call and again
+only when the schema has changed (``ToolValidator``). A ``$ref`` to another
+document is never fetched: a local ``file:`` document is read once, and a
+call that reaches any other is refused, naming the tool and the reference.
 """
 
 from __future__ import annotations
@@ -60,7 +47,8 @@ def _same(a: Any, b: Any) -> bool:
 
 class ToolValidator:
     """Validates one tool's arguments; raises ``jsonschema.SchemaError``, as
-    ``jsonschema.validate`` does, while the schema is invalid."""
+    ``jsonschema.validate`` does, while the schema is invalid. Each call gets
+    a new validator of the same class and the same ``best_match`` error."""
 
     def __init__(self, tool_name: str, schema: dict[str, Any]) -> None:
         self.tool_name = tool_name

@@ -1,18 +1,8 @@
 """Tell a JSON Schema dict from the ``{name: type}`` shorthand of ``tool()``.
 
-Both are plain dicts, and the SDK used to read a dict as JSON Schema only
-with both ``type`` and ``properties`` at the top level, so ``{"type":
-"object"}`` (a tool without arguments) became a tool requiring a string
-parameter named ``type``, and a top-level ``anyOf`` or ``$ref`` parameters
-named after those keywords. One rule settles it: a dict is read as JSON
-Schema only when reading it as shorthand would make the tool uncallable as
-its author wrote it (a value no shorthand holds: a JSON object, array,
-number or bool, ``"type": "object"``, or a ``$schema`` URI, as in
-``{"$schema": "http://json-schema.org/draft-07/schema#"}``, the whole
-schema of some published tools) and it is a valid schema (JSON, every key
-a keyword, each value of the type its keyword takes). Otherwise it is read
-as before: ``{"title": "str", "body": "str"}`` stays two parameters, and
-``{"default": str}`` one parameter named ``default``.
+A dict is read as JSON Schema only when reading it as shorthand would make
+the tool uncallable as its author wrote it, and it is a valid schema;
+otherwise it is read as before (``{"title": "str"}`` stays one parameter).
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
 """Notices: hazards in a tool definition that the SDK reports without refusing it.
 
-A tool that uses none of the new arguments must behave as upstream does
-under any warnings filter, so what the SDK notices about it (a schema that
-refers outside itself, two tools with one name, ...) is a log record at
-level WARNING on a logger under ``claude_agent_sdk``, never
-``warnings.warn``: ``python -W error`` or pytest's ``filterwarnings =
-error`` cannot turn it into an exception. See docs/differences.md for how
-to show or silence them.
-
-Each notice is logged once per process (its text names the tool and the
-cause), as Python shows a repeated warning once: building a server per
-query does not repeat it.
+Each is a WARNING log record under ``claude_agent_sdk``, never a Python
+warning (no warnings filter turns it into a refusal), logged once per
+process and cause; docs/differences.md says how to show or silence them.
 """
 
 from __future__ import annotations

@@ -255,14 +255,16 @@ def validate_arguments(
         raise ToolArgumentsError(tool_name, model, _describe_errors(e)) from None
 
 
-async def call_with_model(tool_def: Any, arguments: dict[str, Any]) -> Any:
+async def call_with_model(tool_def: Any, arguments: dict[str, Any]) -> dict[str, Any]:
     """Run ``tool_def``'s handler on a call its pydantic model validates: the
     handler gets the instance if its parameter is annotated with the model,
     else the arguments dict, as upstream passed."""
     model = tool_def.input_schema
     instance = validate_arguments(model, arguments, tool_name=tool_def.name)
     takes_model = handler_takes_model(tool_def.handler, model)
-    return await tool_def.handler(instance if takes_model else arguments)
+    return await tool_def.handler(  # type: ignore[no-any-return]
+        instance if takes_model else arguments
+    )
 
 
 def example_to_json(
