@@ -739,7 +739,8 @@ def create_sdk_mcp_server(
     """
     tools = tools or []
     tools_by_name = {tool_def.name: tool_def for tool_def in tools}
-    schemas = (fork := _fork.ToolServer(name, tools, _build_input_schema)).schemas
+    fork = _fork.ToolServer(name, tools, _build_input_schema)
+    schemas = fork.schemas
     wire_tools = [
         Tool.model_validate(
             {

@@ -379,7 +379,7 @@ class SdkMcpBridge:
         pending = await session.submit(message)
         if pending is None:
             return None
-        return answered(self._server, message, await pending.wait())
+        return await answered(self._server, message, pending.wait())
 
     async def aclose(self) -> None:
         """Stop the session, if any. Safe to call more than once."""

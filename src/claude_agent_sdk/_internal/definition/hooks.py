@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from ..argument_validation import argument_error, compile_validator
@@ -315,11 +315,14 @@ _first_use: weakref.WeakKeyDictionary[Any, Callable[[], None]] = (
 _Response = TypeVar("_Response")
 
 
-def answered(server: Any, message: dict[str, Any], response: _Response) -> _Response:
-    """``response``, which SDK MCP ``server`` gave to ``message``, on its way to
-    the CLI (upstream's MCP bridge): a ``tools/list`` answer runs the
-    server's first-use schema checks, before the CLI reads it, and the relay
-    notes the tools it marks strict (``relay.meta_strict``)."""
+async def answered(
+    server: Any, message: dict[str, Any], response: Awaitable[_Response]
+) -> _Response:
+    """The ``response`` of SDK MCP ``server`` to ``message``, as upstream's MCP
+    bridge awaits it for the CLI: a ``tools/list`` first runs the server's
+    first-use schema checks, so their notices are logged even when the
+    listing then fails, and its answer tells the relay which tools the
+    server marks strict (``relay.meta_strict``)."""
     if message.get("method") == "tools/list":
         try:
             check_once = _first_use.get(server)
@@ -327,7 +330,7 @@ def answered(server: Any, message: dict[str, Any], response: _Response) -> _Resp
             check_once = None
         if check_once is not None:
             check_once()
-    return note_listed_tools(server, message, response)
+    return note_listed_tools(server, message, await response)
 
 
 def check_strict_tool_limits(mcp_servers: object) -> None:
