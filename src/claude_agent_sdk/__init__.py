@@ -764,7 +764,6 @@ def create_sdk_mcp_server(
         # supported mcp version: unknown tools, invalid arguments and handler
         # failures all come back as isError results the model can read, never
         # as protocol errors.
-        fork.check_once()
         tool_def = tools_by_name.get(tool_name)
         if tool_def is None:
             return _tool_error_result(f"Tool '{tool_name}' not found")

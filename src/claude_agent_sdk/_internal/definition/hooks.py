@@ -198,8 +198,9 @@ def first_use_schema_checks(
 
     For such a tool the checks only log notices (``schema_checks``), so a
     server's start-up does not pay for them: the returned function is called
-    before each ``tools/call`` runs and as each ``tools/list`` answer passes
-    the SDK's MCP bridge (``answered``), and the first call checks each tool's schema (``schemas[i]`` is
+    before each ``tools/call`` runs (``ToolServer.call``) and before each
+    ``tools/list`` answer is awaited in the SDK's MCP bridge (``answered``),
+    and the first call checks each tool's schema (``schemas[i]`` is
     ``tools[i]``'s) while later ones return at once. A tool that opted in
     was checked when it was defined; a schema built from Python types has
     nothing to check, so a server of such tools never loads the checks.
@@ -270,8 +271,10 @@ class ToolServer:
     async def call(
         self, tool_def: Any, arguments: dict[str, Any], validators: dict[str, Any]
     ) -> dict[str, Any]:
-        """Validate a call's ``arguments`` and run ``tool_def``'s handler; an
-        invalid call raises the error the server returns to the model."""
+        """Validate a call's ``arguments`` and run ``tool_def``'s handler, the
+        server's first-use checks first; an invalid call raises the error the
+        server returns to the model."""
+        self.check_once()
         name = tool_def.name
         validator = validators.get(name)
         if validator is None and id(tool_def) not in self._models:
