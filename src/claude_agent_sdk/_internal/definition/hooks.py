@@ -3,7 +3,8 @@
 ``claude_agent_sdk/__init__.py`` calls into this module, once per place the
 fork acts on an SDK MCP tool: its definition (``define``), its input schema
 (``input_schema``), its ``_meta`` (``meta``), and its server's listing and
-calls (``ToolServer``). Each returns what upstream's code then uses as its
+calls (``ToolServer``); upstream's MCP bridge, as it awaits a server's
+answer (``answered``). Each returns what upstream's code then uses as its
 own; a tool that uses none of the fork's arguments gets upstream's result.
 """
 
