@@ -262,7 +262,6 @@ class ToolServer:
         # (they cannot refuse it) is logged at the server's first tools/list
         # or tools/call, not paid for at start-up.
         self.check_once = first_use_schema_checks(tools, own)
-        self._models = {id(t) for t in tools if is_model_class(t.input_schema)}
 
     def listed_schema(self, tool_def: Any) -> dict[str, Any]:
         """The input schema ``tool_def``'s ``tools/list`` entry carries."""
@@ -278,7 +277,7 @@ class ToolServer:
         self.check_once()
         name = tool_def.name
         validator = validators.get(name)
-        if validator is None and id(tool_def) not in self._models:
+        if validator is None and not is_model_class(tool_def.input_schema):
             # A strict tool's calls are checked against the author's
             # constraints, also those served only in its description.
             schema = enforced_input_schema(tool_def, self.schemas[name])
